@@ -1,0 +1,21 @@
+# Multi-stage Debian 12 build of the meshop binary.
+FROM debian:12 AS build
+RUN apt-get update && apt-get install -y --no-install-recommends \
+      build-essential cmake ninja-build git ca-certificates \
+      libboost1.81-dev libssl-dev rapidjson-dev libyaml-cpp-dev libcli11-dev \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DMESHOP_BUILD_TESTS=OFF -DMESHOP_BUILD_BENCHMARKS=OFF \
+    && cmake --build /build --target meshop -j 2 \
+    && strip /build/operator/meshop
+
+FROM debian:12-slim
+RUN apt-get update && apt-get install -y --no-install-recommends \
+      ca-certificates libssl3 libyaml-cpp0.7 \
+    && rm -rf /var/lib/apt/lists/*
+COPY --from=build /build/operator/meshop /usr/local/bin/meshop
+USER 65532:65532
+ENTRYPOINT ["/usr/local/bin/meshop"]
+CMD ["run"]

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs every test meshop has, on a fresh machine too: installs the Debian packages it
+# needs, builds the local control plane from Go modules (cached outside the work tree),
+# builds meshop with warnings as errors, checks formatting, then runs ctest: unit tests
+# and end-to-end tests against a real local control plane (started and torn down by ctest).
+#   hack/test.sh            everything
+#   hack/test.sh -L unit    only the unit tests (any ctest arguments are passed on)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+t0=$(date +%s)
+step() { echo "== $* ($(( $(date +%s) - t0 ))s)"; }
+
+step "dependencies"
+bash hack/install-deps.sh
+step "control plane binaries"
+bash hack/build-cluster.sh >/dev/null
+step "build"
+bash hack/build.sh relwithdebinfo
+step "format"
+bash hack/format.sh --check
+step "ctest"
+# e2e tests share one cluster (RESOURCE_LOCK); unit tests run two at a time.
+ctest --test-dir build/relwithdebinfo --output-on-failure -j 2 "$@"
+step "done"

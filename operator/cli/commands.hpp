@@ -1,0 +1,21 @@
+// Registration of meshop's subcommands. Each command file adds its subcommand to the
+// root app and sets `action`, which run() calls after a successful parse.
+#pragma once
+
+#include <functional>
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+
+namespace meshop::cli {
+
+struct Context {
+  std::ostream& out;
+  std::ostream& err;
+  // Set by the parsed command; returns the exit code.
+  std::function<int()> action;
+};
+
+void add_version_command(CLI::App& root, Context& ctx);
+
+}  // namespace meshop::cli
