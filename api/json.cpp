@@ -1,0 +1,374 @@
+#include "api/json.hpp"
+
+#include <cmath>
+#include <cstdint>
+
+#include <rapidjson/error/en.h>
+
+#include "api/go_format.hpp"
+
+namespace meshop::api {
+
+namespace {
+
+// Deeper documents are rejected before parsing: every recursive walk over a DOM (serializing,
+// comparing, destroying) must stay within the stack. Kubernetes objects nest a few dozen deep.
+constexpr int kMaxJsonDepth = 10000;
+
+bool too_deep(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<Document> parse_json(std::string_view text) {
+  if (too_deep(text)) {
+    return Error{"invalid JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
+  }
+  Document doc;
+  // Iterative parsing: nesting depth of untrusted input must not be bounded by the stack.
+  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag>(text.data(),
+                                                                                 text.size());
+  if (doc.HasParseError()) {
+    std::size_t offset = doc.GetErrorOffset();
+    std::size_t line = 1;
+    std::size_t column = 1;
+    for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    return Error{"invalid JSON at line " + std::to_string(line) + ", column " +
+                 std::to_string(column) + " (offset " + std::to_string(offset) +
+                 "): " + rapidjson::GetParseError_En(doc.GetParseError())};
+  }
+  return doc;
+}
+
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+// Decodes one UTF-8 sequence at s[i]; returns its length, or 0 when it is invalid (Go then
+// writes U+FFFD for that one byte).
+std::size_t utf8_length(std::string_view s, std::size_t i, char32_t& cp) {
+  auto b0 = static_cast<unsigned char>(s[i]);
+  auto cont = [&](std::size_t k) {
+    return i + k < s.size() && (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+  };
+  auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]) & 0x3Fu; };
+  if (b0 < 0x80) {
+    cp = b0;
+    return 1;
+  }
+  if (b0 >= 0xC2 && b0 <= 0xDF && cont(1)) {
+    cp = ((b0 & 0x1Fu) << 6) | at(1);
+    return 2;
+  }
+  if (b0 >= 0xE0 && b0 <= 0xEF && cont(1) && cont(2)) {
+    cp = ((b0 & 0x0Fu) << 12) | (at(1) << 6) | at(2);
+    if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return 3;
+  }
+  if (b0 >= 0xF0 && b0 <= 0xF4 && cont(1) && cont(2) && cont(3)) {
+    cp = ((b0 & 0x07u) << 18) | (at(1) << 12) | (at(2) << 6) | at(3);
+    if (cp < 0x10000 || cp > 0x10FFFF) return 0;
+    return 4;
+  }
+  return 0;
+}
+
+void append_string(std::string& out, std::string_view s, bool escape_html) {
+  out.push_back('"');
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c >= 0x20 && c != '"' && c != '\\' &&
+          !(escape_html && (c == '<' || c == '>' || c == '&'))) {
+        out.push_back(static_cast<char>(c));
+      } else {
+        out.push_back('\\');
+        switch (c) {
+          case '"':
+          case '\\':
+            out.push_back(static_cast<char>(c));
+            break;
+          case '\b':
+            out.push_back('b');
+            break;
+          case '\f':
+            out.push_back('f');
+            break;
+          case '\n':
+            out.push_back('n');
+            break;
+          case '\r':
+            out.push_back('r');
+            break;
+          case '\t':
+            out.push_back('t');
+            break;
+          default:
+            out += "u00";
+            out.push_back(kHex[c >> 4]);
+            out.push_back(kHex[c & 0xF]);
+        }
+      }
+      ++i;
+      continue;
+    }
+    char32_t cp = 0;
+    std::size_t n = utf8_length(s, i, cp);
+    if (n == 0) {
+      out += "\\ufffd";
+      ++i;
+      continue;
+    }
+    if (cp == 0x2028 || cp == 0x2029) {
+      out += cp == 0x2028 ? "\\u2028" : "\\u2029";
+    } else {
+      out.append(s.substr(i, n));
+    }
+    i += n;
+  }
+  out.push_back('"');
+}
+
+void newline(std::string& out, int indent, int depth) {
+  out.push_back('\n');
+  out.append(static_cast<std::size_t>(indent * depth), ' ');
+}
+
+void write(std::string& out, const Value& v, const JsonWriteOptions& o, int depth) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType:
+      out += "null";
+      return;
+    case rapidjson::kFalseType:
+      out += "false";
+      return;
+    case rapidjson::kTrueType:
+      out += "true";
+      return;
+    case rapidjson::kStringType:
+      append_string(out, string_view_of(v), o.escape_html);
+      return;
+    case rapidjson::kNumberType:
+      if (v.IsInt64()) {
+        out += std::to_string(v.GetInt64());
+      } else if (v.IsUint64()) {
+        out += std::to_string(v.GetUint64());
+      } else if (std::isfinite(v.GetDouble())) {
+        append_go_json_float(out, v.GetDouble());
+      } else {
+        out += "null";
+      }
+      return;
+    case rapidjson::kArrayType: {
+      if (v.Empty()) {
+        out += "[]";
+        return;
+      }
+      out.push_back('[');
+      bool first = true;
+      for (const auto& e : v.GetArray()) {
+        if (!first) out.push_back(',');
+        first = false;
+        if (o.indent > 0) newline(out, o.indent, depth + 1);
+        write(out, e, o, depth + 1);
+      }
+      if (o.indent > 0) newline(out, o.indent, depth);
+      out.push_back(']');
+      return;
+    }
+    case rapidjson::kObjectType: {
+      if (v.ObjectEmpty()) {
+        out += "{}";
+        return;
+      }
+      out.push_back('{');
+      bool first = true;
+      for (const auto& m : v.GetObject()) {
+        if (!first) out.push_back(',');
+        first = false;
+        if (o.indent > 0) newline(out, o.indent, depth + 1);
+        append_string(out, string_view_of(m.name), o.escape_html);
+        out.push_back(':');
+        if (o.indent > 0) out.push_back(' ');
+        write(out, m.value, o, depth + 1);
+      }
+      if (o.indent > 0) newline(out, o.indent, depth);
+      out.push_back('}');
+      return;
+    }
+  }
+}
+
+bool numbers_equal(const Value& a, const Value& b) {
+  if (a.IsDouble() || b.IsDouble()) return a.GetDouble() == b.GetDouble();
+  if (a.IsInt64() && b.IsInt64()) return a.GetInt64() == b.GetInt64();
+  if (a.IsUint64() && b.IsUint64()) return a.GetUint64() == b.GetUint64();
+  return false;  // one negative int64, one uint64 above INT64_MAX
+}
+
+}  // namespace
+
+void append_json(std::string& out, const Value& value, const JsonWriteOptions& options) {
+  write(out, value, options, 0);
+}
+
+std::string to_json(const Value& value, const JsonWriteOptions& options) {
+  std::string out;
+  write(out, value, options, 0);
+  return out;
+}
+
+bool json_equal(const Value& a, const Value& b) {
+  if (a.IsNumber() && b.IsNumber()) return numbers_equal(a, b);
+  if (a.GetType() != b.GetType()) {
+    // kTrueType and kFalseType are distinct types already; nothing else is equal across types.
+    return false;
+  }
+  switch (a.GetType()) {
+    case rapidjson::kStringType:
+      return string_view_of(a) == string_view_of(b);
+    case rapidjson::kArrayType: {
+      if (a.Size() != b.Size()) return false;
+      for (rapidjson::SizeType i = 0; i < a.Size(); ++i) {
+        if (!json_equal(a[i], b[i])) return false;
+      }
+      return true;
+    }
+    case rapidjson::kObjectType: {
+      if (a.MemberCount() != b.MemberCount()) return false;
+      for (const auto& m : a.GetObject()) {
+        const Value* other = find_member(b, string_view_of(m.name));
+        if (other == nullptr || !json_equal(m.value, *other)) return false;
+      }
+      return true;
+    }
+    default:
+      return true;
+  }
+}
+
+Result<std::vector<std::string>> parse_json_pointer(std::string_view pointer) {
+  std::vector<std::string> tokens;
+  if (pointer.empty()) return tokens;
+  if (pointer[0] != '/') {
+    return Error{"invalid JSON pointer \"" + std::string(pointer) + "\": must start with '/'"};
+  }
+  std::string token;
+  for (std::size_t i = 1; i <= pointer.size(); ++i) {
+    if (i == pointer.size() || pointer[i] == '/') {
+      tokens.push_back(std::move(token));
+      token.clear();
+      continue;
+    }
+    if (pointer[i] == '~') {
+      if (i + 1 < pointer.size() && (pointer[i + 1] == '0' || pointer[i + 1] == '1')) {
+        token.push_back(pointer[i + 1] == '0' ? '~' : '/');
+        ++i;
+        continue;
+      }
+      return Error{"invalid JSON pointer \"" + std::string(pointer) +
+                   "\": '~' must be followed by '0' or '1'"};
+    }
+    token.push_back(pointer[i]);
+  }
+  return tokens;
+}
+
+std::string escape_json_pointer_token(std::string_view token) {
+  std::string out;
+  out.reserve(token.size());
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string make_json_pointer(const std::vector<std::string>& tokens) {
+  std::string out;
+  for (const auto& t : tokens) {
+    out.push_back('/');
+    out += escape_json_pointer_token(t);
+  }
+  return out;
+}
+
+long long parse_array_index(std::string_view token) {
+  if (token.empty() || token.size() > 18) return -1;
+  if (token.size() > 1 && token[0] == '0') return -1;
+  long long n = 0;
+  for (char c : token) {
+    if (c < '0' || c > '9') return -1;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+const Value* find_member(const Value& object, std::string_view name) {
+  if (!object.IsObject()) return nullptr;
+  for (const auto& m : object.GetObject()) {
+    if (string_view_of(m.name) == name) return &m.value;
+  }
+  return nullptr;
+}
+
+Value* find_member(Value& object, std::string_view name) {
+  return const_cast<Value*>(find_member(static_cast<const Value&>(object), name));
+}
+
+const Value* find(const Value& root, std::string_view pointer) {
+  auto tokens = parse_json_pointer(pointer);
+  if (!tokens) return nullptr;
+  const Value* cur = &root;
+  for (const auto& t : *tokens) {
+    if (cur->IsObject()) {
+      cur = find_member(*cur, t);
+    } else if (cur->IsArray()) {
+      long long i = parse_array_index(t);
+      if (i < 0 || i >= static_cast<long long>(cur->Size())) return nullptr;
+      cur = &(*cur)[static_cast<rapidjson::SizeType>(i)];
+    } else {
+      return nullptr;
+    }
+    if (cur == nullptr) return nullptr;
+  }
+  return cur;
+}
+
+Value* find(Value& root, std::string_view pointer) {
+  return const_cast<Value*>(find(static_cast<const Value&>(root), pointer));
+}
+
+}  // namespace meshop::api

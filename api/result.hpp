@@ -1,0 +1,50 @@
+// Result<T>: the value-or-error type every fallible operation of meshop::api returns.
+//
+// Malformed input (YAML, JSON, patches, selectors) is an expected outcome, not an exception:
+// callers must look at the Result before using the value. Error messages name where the
+// problem is (document index, line and column, JSON pointer or field path) so they can be
+// shown to users as they are.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace meshop::api {
+
+struct Error {
+  std::string message;
+};
+
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & { return std::get<0>(v_); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+  const Error& error() const { return std::get<1>(v_); }
+  const std::string& message() const { return error().message; }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+struct Ok {};
+using Status = Result<Ok>;
+
+inline Status ok_status() {
+  return Ok{};
+}
+
+}  // namespace meshop::api

@@ -1,0 +1,483 @@
+#include "api/strategic_merge.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <unordered_set>
+#include <vector>
+
+namespace meshop::api {
+namespace {
+
+constexpr std::string_view kDirective = "$patch";
+constexpr std::string_view kRetainKeys = "$retainKeys";
+constexpr std::string_view kSetElementOrder = "$setElementOrder/";
+constexpr std::string_view kDeleteFromPrimitiveList = "$deleteFromPrimitiveList/";
+
+struct MergeFailure {
+  std::string message;
+};
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// Go's dynamic types of decoded JSON: booleans are one type, numbers another (float64).
+int kind_of(const Value& v) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType:
+      return 0;
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType:
+      return 1;
+    case rapidjson::kNumberType:
+      return 2;
+    case rapidjson::kStringType:
+      return 3;
+    case rapidjson::kArrayType:
+      return 4;
+    case rapidjson::kObjectType:
+      return 5;
+  }
+  return 0;
+}
+
+// Go's == on two interface{} values that are merge-key values or list scalars: absent (nil)
+// equals absent; maps and lists are never equal (Go would panic).
+bool go_equal(const Value* a, const Value* b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  if (a->IsObject() || a->IsArray() || b->IsObject() || b->IsArray()) return false;
+  return json_equal(*a, *b);
+}
+
+std::string describe(const Value& v) {
+  std::string s = to_json(v);
+  if (s.size() > 200) s = s.substr(0, 200) + "...";
+  return s;
+}
+
+class Merger {
+ public:
+  explicit Merger(Allocator& alloc) : alloc_(alloc) {}
+
+  void merge_map(Value& original, const Value& patch, const PatchSchemaType* schema,
+                 const std::string& path) {
+    if (const Value* d = find_member(patch, kDirective)) {
+      if (d->IsString() && string_view_of(*d) == "replace") {
+        original.SetObject();
+        for (const auto& m : patch.GetObject()) {
+          if (string_view_of(m.name) == kDirective) continue;
+          original.AddMember(Value(m.name, alloc_), Value(m.value, alloc_), alloc_);
+        }
+        return;
+      }
+      if (d->IsString() && string_view_of(*d) == "delete") {
+        original.SetObject();
+        return;
+      }
+      fail(path, "unknown patch type: " + describe(*d) + " in map: " + describe(patch));
+    }
+    if (!original.IsObject()) original.SetObject();
+    retain_keys(original, patch, path);
+    std::unordered_set<std::string_view> consumed;
+    set_element_order(original, patch, schema, path, consumed);
+
+    // Plain keys first, then $deleteFromPrimitiveList lists (Go's order is random; applying the
+    // deletions last is the order under which a patch that adds and deletes is well defined).
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const auto& m : patch.GetObject()) {
+        std::string_view key = string_view_of(m.name);
+        if (key == kRetainKeys || starts_with(key, kSetElementOrder) || consumed.count(key) != 0) {
+          continue;
+        }
+        bool is_delete_list = starts_with(key, kDeleteFromPrimitiveList);
+        if (is_delete_list != (pass == 1)) continue;
+        if (is_delete_list) key.remove_prefix(kDeleteFromPrimitiveList.size());
+        merge_member(original, key, m.value, schema, path, is_delete_list);
+      }
+    }
+  }
+
+  // A patch value taken over as is: nulls dropped (IgnoreUnmatchedNulls), directive maps
+  // dropped (removeDirectives). Returns false when the value itself is a directive map.
+  bool clean_copy(const Value& src, Value& dst, bool discard_nulls) {
+    if (src.IsObject()) {
+      if (find_member(src, kDirective) != nullptr) return false;
+      dst.SetObject();
+      for (const auto& m : src.GetObject()) {
+        if (discard_nulls && m.value.IsNull()) continue;
+        Value v;
+        if (clean_copy(m.value, v, discard_nulls)) dst.AddMember(Value(m.name, alloc_), v, alloc_);
+      }
+      return true;
+    }
+    if (src.IsArray()) {
+      dst.SetArray();
+      for (const auto& e : src.GetArray()) {
+        Value v;
+        if (clean_copy(e, v, discard_nulls)) dst.PushBack(v, alloc_);
+      }
+      return true;
+    }
+    dst.CopyFrom(src, alloc_);
+    return true;
+  }
+
+ private:
+  [[noreturn]] static void fail(const std::string& path, const std::string& message) {
+    throw MergeFailure{(path.empty() ? std::string("patch") : path) + ": " + message};
+  }
+
+  static std::string child_path(const std::string& path, std::string_view key) {
+    return path.empty() ? std::string(key) : path + "." + std::string(key);
+  }
+
+  void merge_member(Value& original, std::string_view key, const Value& patch_value,
+                    const PatchSchemaType* schema, const std::string& path, bool is_delete_list) {
+    std::string here = child_path(path, key);
+    if (patch_value.IsNull()) {
+      auto it = original.FindMember(
+          Value(rapidjson::StringRef(key.data(), static_cast<rapidjson::SizeType>(key.size()))));
+      if (it != original.MemberEnd()) original.EraseMember(it);
+      return;
+    }
+    Value* orig = find_member(original, key);
+    if (orig == nullptr || kind_of(*orig) != kind_of(patch_value)) {
+      if (is_delete_list) return;
+      Value v;
+      bool keep = clean_copy(patch_value, v, true);
+      if (orig == nullptr) {
+        if (keep) original.AddMember(make_string(key, alloc_), v, alloc_);
+      } else if (keep) {
+        *orig = v;
+      } else {
+        original.EraseMember(original.FindMember(make_string(key, alloc_)));
+      }
+      return;
+    }
+    const PatchSchemaField* field = schema != nullptr ? schema->field(key) : nullptr;
+    const PatchSchemaType* sub = field != nullptr ? field->type : nullptr;
+    if (patch_value.IsObject()) {
+      merge_map(*orig, patch_value, sub, here);
+    } else if (patch_value.IsArray()) {
+      if ((field != nullptr && field->merge_list) || is_delete_list) {
+        merge_slice(*orig, patch_value, sub, field != nullptr ? field->merge_key : "",
+                    is_delete_list, here);
+      } else {
+        orig->CopyFrom(patch_value, alloc_);  // Kubernetes takes a non-merge list as is
+      }
+    } else {
+      orig->CopyFrom(patch_value, alloc_);
+    }
+  }
+
+  void retain_keys(Value& original, const Value& patch, const std::string& path) {
+    const Value* retain = find_member(patch, kRetainKeys);
+    if (retain == nullptr) return;
+    if (!retain->IsArray()) fail(path, "$retainKeys must be a list of field names");
+    auto listed = [&](std::string_view k) {
+      for (const auto& e : retain->GetArray()) {
+        if (e.IsString() && string_view_of(e) == k) return true;
+      }
+      return false;
+    };
+    for (const auto& m : patch.GetObject()) {
+      std::string_view k = string_view_of(m.name);
+      if (m.value.IsNull() || k == kRetainKeys || starts_with(k, kDeleteFromPrimitiveList) ||
+          starts_with(k, kSetElementOrder)) {
+        continue;
+      }
+      if (!listed(k)) {
+        fail(path, "field \"" + std::string(k) + "\" is in the patch but not in $retainKeys");
+      }
+    }
+    for (auto it = original.MemberBegin(); it != original.MemberEnd();) {
+      if (listed(string_view_of(it->name))) {
+        ++it;
+      } else {
+        it = original.EraseMember(it);
+      }
+    }
+  }
+
+  static const Value* key_of(const Value& item, std::string_view merge_key) {
+    return merge_key.empty() ? &item : find_member(item, merge_key);
+  }
+
+  // index(): position of the first element of `order` whose merge key (or value) equals
+  // `item`'s; -1 when absent.
+  static int index_in(const std::vector<const Value*>& order, const Value& item,
+                      std::string_view merge_key) {
+    const Value* k =
+        merge_key.empty() ? &item : (item.IsObject() ? find_member(item, merge_key) : nullptr);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const Value* o = merge_key.empty()
+                           ? order[i]
+                           : (order[i]->IsObject() ? find_member(*order[i], merge_key) : nullptr);
+      if (go_equal(k, o)) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  // partition + normalizeElementOrder + mergeSortedSlice: the list order Kubernetes produces.
+  void order(Value& list, const std::vector<const Value*>& patch_order,
+             const std::vector<const Value*>& server_order, std::string_view merge_key) {
+    struct Item {
+      Value* v;
+      int patch_idx;
+      int server_idx;
+    };
+    std::vector<Item> patch_items, server_only;
+    for (auto& e : list.GetArray()) {
+      Item it{&e, index_in(patch_order, e, merge_key), index_in(server_order, e, merge_key)};
+      (it.patch_idx >= 0 ? patch_items : server_only).push_back(it);
+    }
+    auto sort_key = [](int idx) { return idx >= 0 ? idx : INT_MAX; };
+    std::stable_sort(patch_items.begin(), patch_items.end(), [&](const Item& a, const Item& b) {
+      return sort_key(a.patch_idx) < sort_key(b.patch_idx);
+    });
+    std::stable_sort(server_only.begin(), server_only.end(), [&](const Item& a, const Item& b) {
+      return sort_key(a.server_idx) < sort_key(b.server_idx);
+    });
+    Value out(rapidjson::kArrayType);
+    out.Reserve(list.Size(), alloc_);
+    std::size_t i = 0, j = 0;
+    while (i < server_only.size() || j < patch_items.size()) {
+      bool take_left;
+      if (i >= server_only.size()) {
+        take_left = false;
+      } else if (j >= patch_items.size()) {
+        take_left = true;
+      } else {
+        int li = server_only[i].server_idx, ri = patch_items[j].server_idx;
+        take_left = li >= 0 && ri >= 0 && li < ri;
+      }
+      Value& v = take_left ? *server_only[i++].v : *patch_items[j++].v;
+      out.PushBack(v, alloc_);  // moves
+    }
+    list.Swap(out);
+  }
+
+  void check_element_types(const Value& a, const Value& b, const std::string& path) {
+    int kind = -1;
+    for (const Value* list : {&a, &b}) {
+      for (const auto& e : list->GetArray()) {
+        int k = kind_of(e);
+        if (k == 4) fail(path, "lists of lists are not supported");
+        if (kind == -1) kind = k;
+        if (k != kind) fail(path, "list element types are not identical");
+      }
+    }
+  }
+
+  void merge_slice(Value& original, const Value& patch, const PatchSchemaType* elem_schema,
+                   std::string_view merge_key, bool is_delete_list, const std::string& path) {
+    if (original.Empty() && patch.Empty()) return;
+    check_element_types(original, patch, path);
+    bool maps =
+        (!original.Empty() && original[0].IsObject()) || (!patch.Empty() && patch[0].IsObject());
+    if (!maps) {
+      if (is_delete_list) {
+        for (auto it = original.Begin(); it != original.End();) {
+          bool del = std::any_of(patch.Begin(), patch.End(),
+                                 [&](const Value& p) { return json_equal(*it, p); });
+          it = del ? original.Erase(it) : it + 1;
+        }
+        return;
+      }
+      Document server_copy;
+      server_copy.CopyFrom(original, server_copy.GetAllocator());
+      for (const auto& p : patch.GetArray())
+        original.PushBack(Value(p, alloc_), alloc_);
+      // Duplicates go (first occurrence kept; the order is normalized below anyway).
+      for (rapidjson::SizeType i = 0; i < original.Size(); ++i) {
+        for (rapidjson::SizeType j = i + 1; j < original.Size();) {
+          if (json_equal(original[i], original[j])) {
+            original.Erase(original.Begin() + j);
+          } else {
+            ++j;
+          }
+        }
+      }
+      std::vector<const Value*> patch_order, server_order;
+      for (const auto& p : patch.GetArray())
+        patch_order.push_back(&p);
+      for (const auto& s : server_copy.GetArray())
+        server_order.push_back(&s);
+      order(original, patch_order, server_order, "");
+      return;
+    }
+    if (merge_key.empty()) fail(path, "cannot merge lists without merge key");
+
+    // Special elements: {$patch: delete, key: v} removes entries; {$patch: replace} replaces.
+    bool replace = false;
+    std::vector<const Value*> plain;
+    for (const auto& p : patch.GetArray()) {
+      const Value* d = find_member(p, kDirective);
+      if (d == nullptr) {
+        plain.push_back(&p);
+        continue;
+      }
+      std::string_view dv = d->IsString() ? string_view_of(*d) : std::string_view();
+      if (dv == "delete") {
+        const Value* kv = find_member(p, merge_key);
+        if (kv == nullptr) {
+          fail(path, "map: " + describe(p) +
+                         " does not contain declared merge key: " + std::string(merge_key));
+        }
+        for (auto it = original.Begin(); it != original.End();) {
+          it = go_equal(find_member(*it, merge_key), kv) ? original.Erase(it) : it + 1;
+        }
+      } else if (dv == "replace") {
+        replace = true;
+      } else if (dv == "merge") {
+        fail(path, "merging lists cannot yet be specified in the patch");
+      } else {
+        fail(path, "unknown patch type: " + describe(*d) + " in map: " + describe(p));
+      }
+    }
+    if (replace) {
+      original.SetArray();
+      for (const Value* p : plain)
+        original.PushBack(Value(*p, alloc_), alloc_);
+      plain.clear();
+    }
+
+    // Merge patch items into the entries with the same key; append the others.
+    rapidjson::SizeType appended = 0;
+    for (const Value* p : plain) {
+      const Value* kv = find_member(*p, merge_key);
+      if (kv == nullptr) {
+        fail(path, "map: " + describe(*p) +
+                       " does not contain declared merge key: " + std::string(merge_key));
+      }
+      Value* match = nullptr;
+      for (auto& e : original.GetArray()) {
+        if (go_equal(find_member(e, merge_key), kv)) {
+          match = &e;
+          break;
+        }
+      }
+      if (match != nullptr) {
+        merge_map(*match, *p, elem_schema,
+                  path + "[" + std::string(merge_key) + "=" + key_text(*kv) + "]");
+      } else {
+        original.PushBack(Value(*p, alloc_), alloc_);
+        ++appended;
+      }
+    }
+    for (const auto& e : original.GetArray()) {
+      if (!e.IsObject() || find_member(e, merge_key) == nullptr) {
+        fail(path, "map: " + describe(e) +
+                       " does not contain declared merge key: " + std::string(merge_key));
+      }
+    }
+    // Server order: the entries that came from the original list (merged in place, keys
+    // unchanged); the appended ones are at the end.
+    std::vector<const Value*> server_order;
+    for (rapidjson::SizeType i = 0; i + appended < original.Size(); ++i) {
+      server_order.push_back(&original[i]);
+    }
+    std::vector<const Value*> patch_order(plain.begin(), plain.end());
+    order(original, patch_order, server_order, merge_key);
+  }
+
+  static std::string key_text(const Value& v) {
+    return v.IsString() ? std::string(string_view_of(v)) : to_json(v);
+  }
+
+  // The items of a patch list must appear in its $setElementOrder list, in the same relative
+  // order (deletions and other directive items aside), as validatePatchWithSetOrderList checks.
+  static void check_set_order(const Value& patch_list, const Value& order,
+                              std::string_view merge_key, const std::string& path) {
+    rapidjson::SizeType p = 0, o = 0;
+    while (p < patch_list.Size() && o < order.Size()) {
+      const Value& item = patch_list[p];
+      if (item.IsObject() && find_member(item, kDirective) != nullptr) {
+        ++p;
+        continue;
+      }
+      const Value* a =
+          merge_key.empty() ? &item : (item.IsObject() ? find_member(item, merge_key) : nullptr);
+      const Value* b = merge_key.empty()
+                           ? &order[o]
+                           : (order[o].IsObject() ? find_member(order[o], merge_key) : nullptr);
+      if (!merge_key.empty() && (a == nullptr || b == nullptr)) {
+        fail(path, "map: " + describe(a == nullptr ? item : order[o]) +
+                       " does not contain declared merge key: " + std::string(merge_key));
+      }
+      if (go_equal(a, b)) ++p;
+      ++o;
+    }
+    while (p < patch_list.Size() && patch_list[p].IsObject() &&
+           find_member(patch_list[p], kDirective) != nullptr) {
+      ++p;
+    }
+    if (p < patch_list.Size()) {
+      fail(path, "the order in the patch list " + describe(patch_list) +
+                     " doesn't match the $setElementOrder list " + describe(order));
+    }
+  }
+
+  void set_element_order(Value& original, const Value& patch, const PatchSchemaType* schema,
+                         const std::string& path, std::unordered_set<std::string_view>& consumed) {
+    for (const auto& m : patch.GetObject()) {
+      std::string_view key = string_view_of(m.name);
+      if (!starts_with(key, kSetElementOrder)) continue;
+      std::string_view list_key = key.substr(kSetElementOrder.size());
+      std::string here = child_path(path, list_key);
+      if (!m.value.IsArray()) fail(here, "$setElementOrder must be a list");
+      const PatchSchemaField* field = schema != nullptr ? schema->field(list_key) : nullptr;
+      std::string_view merge_key = field != nullptr ? field->merge_key : "";
+      Value* orig = find_member(original, list_key);
+      const Value* patch_list = find_member(patch, list_key);
+      if (orig != nullptr && !orig->IsArray()) fail(here, "the original value is not a list");
+      if (patch_list != nullptr && !patch_list->IsArray())
+        fail(here, "the patch value is not a list");
+      if (patch_list != nullptr) check_set_order(*patch_list, m.value, merge_key, here);
+      if (orig == nullptr && patch_list == nullptr) continue;
+      Document server_copy(rapidjson::kArrayType);
+      if (orig != nullptr) server_copy.CopyFrom(*orig, server_copy.GetAllocator());
+      if (orig == nullptr) {
+        Value v;
+        clean_copy(*patch_list, v, false);
+        original.AddMember(make_string(list_key, alloc_), v, alloc_);
+        orig = find_member(original, list_key);
+      } else if (patch_list != nullptr) {
+        if (field != nullptr && field->merge_list) {
+          merge_slice(*orig, *patch_list, field->type, merge_key, false, here);
+        } else {
+          orig->CopyFrom(*patch_list, alloc_);
+        }
+      }
+      if (patch_list != nullptr) consumed.insert(list_key);
+      std::vector<const Value*> set_order, server_order;
+      for (const auto& e : m.value.GetArray())
+        set_order.push_back(&e);
+      for (const auto& e : server_copy.GetArray())
+        server_order.push_back(&e);
+      // $setElementOrder lists hold {mergeKey: value} maps for map lists, values otherwise.
+      order(*orig, set_order, server_order, merge_key);
+    }
+  }
+
+  Allocator& alloc_;
+};
+
+}  // namespace
+
+Status apply_strategic_merge_patch(Document& target, const Value& patch,
+                                   const PatchSchemaType& schema) {
+  if (!patch.IsObject()) return Error{"strategic merge patch must be a JSON object"};
+  if (!target.IsObject()) return Error{"strategic merge patch target must be a JSON object"};
+  Document work;
+  work.CopyFrom(target, work.GetAllocator());
+  try {
+    Merger(work.GetAllocator()).merge_map(work, patch, &schema, "");
+  } catch (const MergeFailure& f) {
+    return Error{"strategic merge patch: " + f.message};
+  }
+  target.Swap(work);
+  return ok_status();
+}
+
+}  // namespace meshop::api

@@ -1,0 +1,655 @@
+// YAML -> JSON: libyaml's event parser (the C parser that go-yaml v2 is a line-by-line port
+// of, so the same texts parse and the same ones fail) builds a small node tree per document
+// (tags, marks and anchors kept), which is then converted with go-yaml v2's decoding rules
+// into a RapidJSON document. See yaml.hpp for the typing contract.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <yaml.h>
+
+#include "api/go_format.hpp"
+#include "api/yaml.hpp"
+#include "api/yaml_resolve.hpp"
+
+namespace meshop::api {
+namespace {
+
+using yaml_detail::Resolved;
+
+constexpr std::string_view kLongTagPrefix = "tag:yaml.org,2002:";
+
+// A position in the text, 0-based as libyaml reports it.
+struct Mark {
+  std::size_t line = 0;
+  std::size_t column = 0;
+};
+
+Mark mark_of(const yaml_mark_t& m) {
+  return Mark{m.line, m.column};
+}
+
+struct Node {
+  enum Kind : std::uint8_t { kNull, kScalar, kSequence, kMapping, kAlias };
+  Kind kind = kNull;
+  bool complete = true;
+  std::uint32_t target = 0;  // kAlias: the anchored node
+  Mark mark;
+  std::string tag;  // "?" plain untagged, "!" quoted/block untagged, else the resolved tag
+  std::string value;
+  std::vector<std::uint32_t> children;
+};
+
+// Builds the node tree of one document from parser events.
+class TreeBuilder {
+ public:
+  std::vector<Node> nodes;
+  std::vector<std::uint32_t> open;
+  std::unordered_map<std::string, std::uint32_t> anchors;
+
+  // False when the alias names no anchor defined before it.
+  bool alias(const Mark& mark, const std::string& anchor) {
+    auto it = anchors.find(anchor);
+    if (it == anchors.end()) return false;
+    std::uint32_t idx = add(Node::kAlias, mark, nullptr);
+    nodes[idx].target = it->second;
+    return true;
+  }
+  void scalar(const Mark& mark, std::string tag, const char* anchor, const char* value,
+              std::size_t length) {
+    std::uint32_t idx = add(Node::kScalar, mark, anchor);
+    nodes[idx].tag = std::move(tag);
+    nodes[idx].value.assign(value, length);
+  }
+  void start(Node::Kind kind, const Mark& mark, const char* tag, const char* anchor) {
+    std::uint32_t idx = add(kind, mark, anchor);
+    nodes[idx].tag = tag != nullptr ? tag : "?";
+    nodes[idx].complete = false;
+    open.push_back(idx);
+  }
+  void end() {
+    if (open.empty()) return;
+    nodes[open.back()].complete = true;
+    open.pop_back();
+  }
+
+ private:
+  std::uint32_t add(Node::Kind kind, const Mark& mark, const char* anchor) {
+    auto idx = static_cast<std::uint32_t>(nodes.size());
+    nodes.emplace_back();
+    nodes.back().kind = kind;
+    nodes.back().mark = mark;
+    if (!open.empty()) nodes[open.back()].children.push_back(idx);
+    if (anchor != nullptr) anchors[anchor] = idx;  // a later anchor of the same name wins
+    return idx;
+  }
+};
+
+struct DecodeFailure {
+  Mark mark;
+  std::string message;
+};
+
+std::string short_tag(std::string_view tag) {
+  if (tag.substr(0, kLongTagPrefix.size()) == kLongTagPrefix) {
+    return "!!" + std::string(tag.substr(kLongTagPrefix.size()));
+  }
+  return std::string(tag);
+}
+
+// Base64 (standard alphabet, padding required as Go's StdEncoding; newlines ignored as go-yaml's
+// !!binary input may be folded).
+bool decode_base64(std::string_view in, std::string& out) {
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string clean;
+  for (char c : in) {
+    if (c != '\n' && c != '\r') clean.push_back(c);
+  }
+  if (clean.size() % 4 != 0) return false;
+  for (std::size_t i = 0; i < clean.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      char c = clean[i + static_cast<std::size_t>(k)];
+      if (c == '=' && i + 4 == clean.size() && k >= 2) {
+        v[k] = 0;
+        ++pad;
+      } else if (pad > 0 || (v[k] = val(c)) < 0) {
+        return false;
+      }
+    }
+    std::uint32_t n = (static_cast<std::uint32_t>(v[0]) << 18) |
+                      (static_cast<std::uint32_t>(v[1]) << 12) |
+                      (static_cast<std::uint32_t>(v[2]) << 6) | static_cast<std::uint32_t>(v[3]);
+    out.push_back(static_cast<char>((n >> 16) & 0xFF));
+    if (pad < 2) out.push_back(static_cast<char>((n >> 8) & 0xFF));
+    if (pad < 1) out.push_back(static_cast<char>(n & 0xFF));
+  }
+  return true;
+}
+
+// Converts a document tree into JSON following go-yaml v2's decoder into interface{} and
+// sigs.k8s.io/yaml's conversion of that into JSON-able values.
+class Converter {
+ public:
+  Converter(const std::vector<Node>& nodes, Allocator& alloc, bool strict)
+      : nodes_(nodes), alloc_(alloc), strict_(strict) {}
+
+  void convert(std::uint32_t idx, Value& out) {
+    DepthGuard guard(depth_, nodes_[idx]);
+    count(idx);
+    const Node& n = nodes_[idx];
+    switch (n.kind) {
+      case Node::kNull:
+        out.SetNull();
+        return;
+      case Node::kAlias:
+        return alias(n, out, [&](const Node& target, Value& o) {
+          convert(static_cast<std::uint32_t>(&target - nodes_.data()), o);
+        });
+      case Node::kScalar:
+        return scalar(n, out);
+      case Node::kSequence:
+        out.SetArray();
+        out.Reserve(static_cast<rapidjson::SizeType>(n.children.size()), alloc_);
+        for (std::uint32_t child : n.children) {
+          Value v;
+          convert(child, v);
+          out.PushBack(v, alloc_);
+        }
+        return;
+      case Node::kMapping: {
+        out.SetObject();
+        std::unordered_set<std::string> typed_keys;
+        mapping_into(n, out, typed_keys);
+        return;
+      }
+    }
+  }
+
+ private:
+  template <class F>
+  void alias(const Node& n, Value& out, F&& then) {
+    const Node& target = nodes_[n.target];
+    if (!target.complete || alias_active_.count(n.target) != 0) {
+      throw DecodeFailure{n.mark, "anchor value contains itself"};
+    }
+    alias_active_[n.target] = true;
+    ++alias_depth_;
+    then(target, out);
+    --alias_depth_;
+    alias_active_.erase(n.target);
+  }
+
+  // go-yaml's guard against "billion laughs": once enough nodes were decoded, too large a
+  // share of them coming from alias expansion is an error.
+  void count(std::uint32_t idx) {
+    ++decode_count_;
+    if (alias_depth_ > 0) ++alias_count_;
+    if (alias_count_ > 100 && decode_count_ > 1000) {
+      double ratio = static_cast<double>(alias_count_) / static_cast<double>(decode_count_);
+      double allowed;
+      if (decode_count_ <= 400000) {
+        allowed = 0.99;
+      } else if (decode_count_ >= 4000000) {
+        allowed = 0.10;
+      } else {
+        allowed = 0.99 - 0.89 * (static_cast<double>(decode_count_ - 400000) / 3600000.0);
+      }
+      if (ratio > allowed) {
+        throw DecodeFailure{nodes_[idx].mark, "document contains excessive aliasing"};
+      }
+    }
+  }
+
+  // A scalar's typed meaning (go-yaml resolve with the node's tag).
+  Resolved resolve_scalar(const Node& n, std::string& text) {
+    text = n.value;
+    if (n.tag == "!") return Resolved{};  // quoted or block scalar: always a string
+    if (n.tag == "?" || n.tag.empty()) return yaml_detail::resolve_plain(n.value);
+    std::string tag = short_tag(n.tag);
+    if (tag == "!!str") return Resolved{};
+    if (tag == "!!binary") {
+      std::string decoded;
+      if (!decode_base64(n.value, decoded)) {
+        throw DecodeFailure{n.mark, "!!binary value contains invalid base64 data"};
+      }
+      text = std::move(decoded);
+      return Resolved{};
+    }
+    if (tag != "!!bool" && tag != "!!int" && tag != "!!float" && tag != "!!null" &&
+        tag != "!!timestamp") {
+      return Resolved{};  // an application tag: go-yaml keeps the string
+    }
+    Resolved r = yaml_detail::resolve_plain(n.value);
+    auto name = [](Resolved::Kind k) -> std::string {
+      switch (k) {
+        case Resolved::kString:
+          return "!!str";
+        case Resolved::kNull:
+          return "!!null";
+        case Resolved::kBool:
+          return "!!bool";
+        case Resolved::kInt:
+        case Resolved::kUint:
+          return "!!int";
+        case Resolved::kFloat:
+          return "!!float";
+        case Resolved::kTimestamp:
+          return "!!timestamp";
+      }
+      return "!!str";
+    };
+    std::string got = name(r.kind);
+    if (got == tag) return r;
+    if (tag == "!!float" && r.kind == Resolved::kInt) {
+      r.kind = Resolved::kFloat;
+      r.float_value = static_cast<double>(r.int_value);
+      return r;
+    }
+    throw DecodeFailure{n.mark, "cannot decode " + got + " `" + n.value + "` as a " + tag};
+  }
+
+  void scalar(const Node& n, Value& out) {
+    std::string text;
+    Resolved r = resolve_scalar(n, text);
+    switch (r.kind) {
+      case Resolved::kString:
+      case Resolved::kTimestamp:  // into interface{}, go-yaml v2 keeps timestamps as strings
+        out.SetString(text.data(), static_cast<rapidjson::SizeType>(text.size()), alloc_);
+        return;
+      case Resolved::kNull:
+        out.SetNull();
+        return;
+      case Resolved::kBool:
+        out.SetBool(r.boolean);
+        return;
+      case Resolved::kInt:
+        out.SetInt64(r.int_value);
+        return;
+      case Resolved::kUint:
+        out.SetUint64(r.uint_value);
+        return;
+      case Resolved::kFloat:
+        // NaN and infinities are checked once the document is complete: a later duplicate key
+        // may still replace them, as it does in go-yaml's map before json.Marshal sees it.
+        out.SetDouble(r.float_value);
+        return;
+    }
+  }
+
+  static bool is_merge_key(const Node& n) {
+    return n.kind == Node::kScalar && n.value == "<<" &&
+           (n.tag == "?" || short_tag(n.tag) == "!!merge");
+  }
+
+  const Node& deref(const Node& n) const { return n.kind == Node::kAlias ? nodes_[n.target] : n; }
+
+  // `typed_keys` (strict mode): the keys already set, with their YAML type, because go-yaml
+  // compares typed keys (1 and "1" are different keys to it).
+  void mapping_into(const Node& n, Value& out, std::unordered_set<std::string>& typed_keys) {
+    for (std::size_t i = 0; i + 1 < n.children.size(); i += 2) {
+      const Node& key = nodes_[n.children[i]];
+      if (is_merge_key(key)) {
+        merge(n.children[i + 1], out, typed_keys);
+        continue;
+      }
+      count(n.children[i]);
+      bool is_string = true;
+      std::string name = key_string(key, is_string);
+      Value v;
+      convert(n.children[i + 1], v);
+      if (strict_) {
+        std::string typed = (is_string ? "s:" : "n:") + name;
+        if (!typed_keys.insert(typed).second) {
+          throw DecodeFailure{
+              nodes_[n.children[i + 1]].mark,
+              "key " + (is_string ? "\"" + name + "\"" : name) + " already set in map"};
+        }
+      }
+      set(out, name, v);
+    }
+  }
+
+  void set(Value& out, const std::string& name, Value& v) {
+    if (Value* existing = find_member(out, name)) {
+      *existing = v;  // the later value wins; the key keeps its first position
+      return;
+    }
+    out.AddMember(make_string(name, alloc_), v, alloc_);
+  }
+
+  void merge(std::uint32_t idx, Value& out, std::unordered_set<std::string>& typed_keys) {
+    const Node& n = nodes_[idx];
+    auto want_map = [&] {
+      throw DecodeFailure{n.mark, "map merge requires map or sequence of maps as the value"};
+    };
+    auto merge_mapping = [&](std::uint32_t m) {
+      const Node& mn = nodes_[m];
+      count(m);
+      if (mn.kind == Node::kAlias) {
+        if (deref(mn).kind != Node::kMapping) want_map();
+        alias(mn, out, [&](const Node& target, Value& o) {
+          count(static_cast<std::uint32_t>(&target - nodes_.data()));
+          mapping_into(target, o, typed_keys);
+        });
+      } else if (mn.kind == Node::kMapping) {
+        mapping_into(mn, out, typed_keys);
+      } else {
+        want_map();
+      }
+    };
+    if (n.kind == Node::kMapping || n.kind == Node::kAlias) {
+      merge_mapping(idx);
+    } else if (n.kind == Node::kSequence) {
+      // Earlier maps take precedence: apply them last.
+      for (auto it = n.children.rbegin(); it != n.children.rend(); ++it)
+        merge_mapping(*it);
+    } else {
+      want_map();
+    }
+  }
+
+  // A mapping key as sigs.k8s.io/yaml turns it into a JSON member name.
+  std::string key_string(const Node& key_node, bool& is_string) {
+    const Node& k = deref(key_node);
+    if (k.kind == Node::kSequence || k.kind == Node::kMapping) {
+      throw DecodeFailure{key_node.mark,
+                          "invalid map key: a " +
+                              std::string(k.kind == Node::kSequence ? "sequence" : "mapping") +
+                              " cannot be a key"};
+    }
+    if (k.kind == Node::kNull) {
+      throw DecodeFailure{key_node.mark, "unsupported map key: null"};
+    }
+    std::string text;
+    Resolved r = resolve_scalar(k, text);
+    is_string = r.kind == Resolved::kString || r.kind == Resolved::kTimestamp;
+    switch (r.kind) {
+      case Resolved::kString:
+      case Resolved::kTimestamp:
+        return text;
+      case Resolved::kNull:
+        throw DecodeFailure{key_node.mark, "unsupported map key: null"};
+      case Resolved::kBool:
+        return r.boolean ? "true" : "false";
+      case Resolved::kInt:
+        return std::to_string(r.int_value);
+      case Resolved::kUint:
+        throw DecodeFailure{key_node.mark,
+                            "unsupported map key of type uint64: " + std::to_string(r.uint_value)};
+      case Resolved::kFloat: {
+        std::string s = go_format_float32_g(r.float_value);
+        if (s == "+Inf") return ".inf";
+        if (s == "-Inf") return "-.inf";
+        if (s == "NaN") return ".nan";
+        return s;
+      }
+    }
+    return text;
+  }
+
+  // Alias expansion can nest documents far deeper than the text does; every later walk over
+  // the DOM is recursive, so the depth is bounded here.
+  static constexpr int kMaxDepth = 10000;
+  struct DepthGuard {
+    DepthGuard(int& depth, const Node& n) : depth_(depth) {
+      if (++depth_ > kMaxDepth) {
+        --depth_;
+        throw DecodeFailure{n.mark,
+                            "document nested deeper than " + std::to_string(kMaxDepth) + " levels"};
+      }
+    }
+    ~DepthGuard() { --depth_; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+    int& depth_;
+  };
+
+  const std::vector<Node>& nodes_;
+  Allocator& alloc_;
+  bool strict_;
+  int depth_ = 0;
+  std::uint64_t decode_count_ = 0;
+  std::uint64_t alias_count_ = 0;
+  int alias_depth_ = 0;
+  std::unordered_map<std::uint32_t, bool> alias_active_;
+};
+
+// The JSON pointer of the first NaN or infinity left in `v`, if any.
+bool find_non_finite(const Value& v, std::string& pointer, double& value) {
+  if (v.IsDouble() && !std::isfinite(v.GetDouble())) {
+    value = v.GetDouble();
+    return true;
+  }
+  if (v.IsArray()) {
+    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+      if (find_non_finite(v[i], pointer, value)) {
+        pointer.insert(0, "/" + std::to_string(i));
+        return true;
+      }
+    }
+  } else if (v.IsObject()) {
+    for (const auto& m : v.GetObject()) {
+      if (find_non_finite(m.value, pointer, value)) {
+        pointer.insert(0, "/" + escape_json_pointer_token(string_view_of(m.name)));
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::string position(std::size_t document, const Mark& mark) {
+  return "yaml: document " + std::to_string(document) + ", line " + std::to_string(mark.line + 1) +
+         ", column " + std::to_string(mark.column + 1);
+}
+
+const char* text_of_bytes(const yaml_char_t* s) {
+  return reinterpret_cast<const char*>(s);
+}
+
+// RAII for libyaml's parser and events.
+class Parser {
+ public:
+  explicit Parser(std::string_view text) {
+    yaml_parser_initialize(&parser_);
+    yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(text.data()),
+                                 text.size());
+  }
+  ~Parser() { yaml_parser_delete(&parser_); }
+  Parser(const Parser&) = delete;
+  Parser& operator=(const Parser&) = delete;
+  yaml_parser_t* get() { return &parser_; }
+
+ private:
+  yaml_parser_t parser_;
+};
+
+class Event {
+ public:
+  Event() = default;
+  ~Event() {
+    if (valid_) yaml_event_delete(&event_);
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  bool parse(Parser& parser) {
+    valid_ = yaml_parser_parse(parser.get(), &event_) != 0;
+    return valid_;
+  }
+  const yaml_event_t& operator*() const { return event_; }
+
+ private:
+  yaml_event_t event_{};
+  bool valid_ = false;
+};
+
+// The tag of a scalar as the converter wants it: libyaml's resolved tag, or "?" for an untagged
+// plain scalar and "!" for an untagged quoted or block one.
+std::string scalar_tag(const yaml_event_t& e) {
+  if (e.data.scalar.tag != nullptr) return reinterpret_cast<const char*>(e.data.scalar.tag);
+  return e.data.scalar.plain_implicit != 0 ? "?" : "!";
+}
+
+// Byte offsets of (line, column) marks; libyaml counts columns in characters.
+class LineIndex {
+ public:
+  explicit LineIndex(std::string_view text) : text_(text) {}
+
+  std::size_t offset(const yaml_mark_t& m) {
+    if (starts_.empty()) {
+      starts_.push_back(0);
+      for (std::size_t i = 0; i < text_.size(); ++i) {
+        if (text_[i] == '\n') starts_.push_back(i + 1);
+      }
+    }
+    if (m.line >= starts_.size()) return text_.size();
+    std::size_t i = starts_[m.line];
+    for (std::size_t col = 0; col < m.column && i < text_.size(); ++col) {
+      ++i;
+      while (i < text_.size() && (static_cast<unsigned char>(text_[i]) & 0xC0) == 0x80)
+        ++i;
+    }
+    return i;
+  }
+
+ private:
+  std::string_view text_;
+  std::vector<std::size_t> starts_;
+};
+
+// libyaml 0.2 accepts the YAML 1.2 escape "\/" in double-quoted scalars; go-yaml v2 (ported
+// from libyaml 0.1) rejects it. Returns the position of the first one in the scalar's text.
+std::optional<Mark> slash_escape(std::string_view text, LineIndex& lines, const yaml_event_t& e) {
+  std::string_view value(text_of_bytes(e.data.scalar.value), e.data.scalar.length);
+  if (value.find('/') == std::string_view::npos) return std::nullopt;
+  std::size_t begin = lines.offset(e.start_mark);
+  std::size_t end = std::min(lines.offset(e.end_mark), text.size());
+  Mark mark = mark_of(e.start_mark);
+  for (std::size_t i = begin; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++mark.line;
+      mark.column = 0;
+      continue;
+    }
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++mark.column;
+    if (text[i] != '\\' || i + 1 >= end) continue;
+    if (text[i + 1] == '/') return Mark{mark.line, mark.column - 1};
+    ++i;  // an escaped character, possibly a backslash
+    ++mark.column;
+  }
+  return std::nullopt;
+}
+
+const char* text_of(const yaml_char_t* s) {
+  return reinterpret_cast<const char*>(s);
+}
+
+Error parse_error(Parser& parser, std::size_t document) {
+  const yaml_parser_t& p = *parser.get();
+  std::string problem = p.problem != nullptr ? p.problem : "unknown YAML error";
+  if (p.error == YAML_MEMORY_ERROR) problem = "out of memory";
+  return Error{position(document, mark_of(p.problem_mark)) + ": " + problem};
+}
+
+// Parses documents one at a time; `max_documents` bounds how many are read (1 for
+// yaml_to_json, which must not look at later documents, as yaml.Unmarshal does not).
+Result<std::vector<Document>> read_stream(std::string_view yaml, const YamlReadOptions& options,
+                                          std::size_t max_documents) {
+  std::vector<Document> docs;
+  Parser parser(yaml);
+  LineIndex lines(yaml);
+  std::size_t index = 0;
+  while (docs.size() < max_documents) {
+    TreeBuilder builder;
+    bool document_done = false;
+    while (!document_done) {
+      Event ev;
+      if (!ev.parse(parser)) return parse_error(parser, index + (index == docs.size() ? 1 : 0));
+      const yaml_event_t& e = *ev;
+      Mark mark = mark_of(e.start_mark);
+      switch (e.type) {
+        case YAML_STREAM_END_EVENT:
+          return docs;
+        case YAML_DOCUMENT_START_EVENT:
+          ++index;
+          break;
+        case YAML_DOCUMENT_END_EVENT:
+          document_done = true;
+          break;
+        case YAML_ALIAS_EVENT:
+          if (!builder.alias(mark, text_of(e.data.alias.anchor))) {
+            return Error{position(index, mark) + ": unknown anchor '" +
+                         text_of(e.data.alias.anchor) + "' referenced"};
+          }
+          break;
+        case YAML_SCALAR_EVENT:
+          if (e.data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE) {
+            if (auto bad = slash_escape(yaml, lines, e)) {
+              return Error{position(index, *bad) + ": found unknown escape character"};
+            }
+          }
+          builder.scalar(mark, scalar_tag(e), text_of(e.data.scalar.anchor),
+                         text_of(e.data.scalar.value), e.data.scalar.length);
+          break;
+        case YAML_SEQUENCE_START_EVENT:
+          builder.start(Node::kSequence, mark, text_of(e.data.sequence_start.tag),
+                        text_of(e.data.sequence_start.anchor));
+          break;
+        case YAML_MAPPING_START_EVENT:
+          builder.start(Node::kMapping, mark, text_of(e.data.mapping_start.tag),
+                        text_of(e.data.mapping_start.anchor));
+          break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+          builder.end();
+          break;
+        default:
+          break;
+      }
+    }
+    Document doc;
+    if (!builder.nodes.empty()) {
+      try {
+        Converter(builder.nodes, doc.GetAllocator(), options.strict).convert(0, doc);
+      } catch (const DecodeFailure& f) {
+        return Error{position(index, f.mark) + ": " + f.message};
+      }
+      std::string pointer;
+      double bad = 0;
+      if (find_non_finite(doc, pointer, bad)) {
+        return Error{"yaml: document " + std::to_string(index) + ", at " +
+                     (pointer.empty() ? std::string("the root") : pointer) +
+                     ": unsupported value: " + go_format_float_g(bad) +
+                     " (JSON has no NaN or infinity)"};
+      }
+    }
+    docs.push_back(std::move(doc));
+  }
+  return docs;
+}
+
+}  // namespace
+
+Result<Document> yaml_to_json(std::string_view yaml, const YamlReadOptions& options) {
+  auto docs = read_stream(yaml, options, 1);
+  if (!docs) return docs.error();
+  if (docs->empty()) return Document{};
+  return std::move(docs->front());
+}
+
+Result<std::vector<Document>> yaml_stream_to_json(std::string_view yaml,
+                                                  const YamlReadOptions& options) {
+  return read_stream(yaml, options, static_cast<std::size_t>(-1));
+}
+
+}  // namespace meshop::api

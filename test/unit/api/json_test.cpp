@@ -1,0 +1,92 @@
+#include "api/json.hpp"
+
+#include <gtest/gtest.h>
+
+#include "api/go_format.hpp"
+
+namespace meshop::api {
+namespace {
+
+Document json(std::string_view text) {
+  auto d = parse_json(text);
+  EXPECT_TRUE(d.ok()) << d.message();
+  return std::move(d).value();
+}
+
+TEST(Json, ParseErrorNamesLineColumnAndOffset) {
+  auto d = parse_json("{\n  \"a\": 1\n  \"b\": 2}");
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.message().rfind("invalid JSON at line 3, column 3 (offset 13)", 0), 0u)
+      << d.message();
+}
+
+TEST(Json, TrailingGarbageIsAnError) {
+  EXPECT_FALSE(parse_json("{} x").ok());
+}
+
+TEST(Json, NestingIsBoundedSoRecursiveWalksStayOnTheStack) {
+  EXPECT_TRUE(parse_json(std::string(10000, '[') + std::string(10000, ']')).ok());
+  auto deep = parse_json(std::string(10001, '[') + std::string(10001, ']'));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.message(), "invalid JSON: nested deeper than 10000 levels");
+  EXPECT_TRUE(parse_json(R"(["[[[[", "\\\"{{"])").ok());
+}
+
+TEST(Json, SerializesNumbersLikeGo) {
+  EXPECT_EQ(to_json(json(
+                "[1.0, 1.5, 1e21, 1e20, 1e-7, 0.000001, -0.0, 123456789, 18446744073709551615]")),
+            "[1,1.5,1e+21,100000000000000000000,1e-7,0.000001,-0,123456789,18446744073709551615]");
+}
+
+TEST(Json, EscapesStringsLikeGo) {
+  Document d;
+  std::string s =
+      "<a&b>\n\t\x01\"\\\xe2\x80\xa8"
+      "\xff";
+  d.SetString(s.data(), static_cast<rapidjson::SizeType>(s.size()), d.GetAllocator());
+  EXPECT_EQ(to_json(d), R"("\u003ca\u0026b\u003e\n\t\u0001\"\\\u2028\ufffd")");
+  EXPECT_EQ(to_json(d, JsonWriteOptions{.escape_html = false}),
+            R"("<a&b>\n\t\u0001\"\\\u2028\ufffd")");
+}
+
+TEST(Json, PrettyPrintsWithTwoSpaces) {
+  EXPECT_EQ(to_pretty_json(json(R"({"a":[1,{}],"b":{}})")),
+            "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": {}\n}");
+}
+
+TEST(Json, EqualityIgnoresMemberOrderAndNumberRepresentation) {
+  EXPECT_TRUE(json_equal(json(R"({"a":1,"b":[1.0,2]})"), json(R"({"b":[1,2.0],"a":1.0})")));
+  EXPECT_FALSE(json_equal(json(R"({"a":1})"), json(R"({"a":1,"b":null})")));
+  EXPECT_FALSE(json_equal(json("[1,2]"), json("[2,1]")));
+  EXPECT_FALSE(json_equal(json("1"), json("\"1\"")));
+  EXPECT_FALSE(json_equal(json("true"), json("false")));
+  EXPECT_FALSE(json_equal(json("-1"), json("18446744073709551615")));
+  EXPECT_TRUE(json_equal(json("100"), json("1e2")));
+}
+
+TEST(Json, PointerFindsMembersAndIndicesWithEscapes) {
+  Document d = json(R"({"a/b":{"m~n":[10,20]},"":1})");
+  ASSERT_NE(find(d, "/a~1b/m~0n/1"), nullptr);
+  EXPECT_EQ(find(d, "/a~1b/m~0n/1")->GetInt(), 20);
+  EXPECT_EQ(find(d, "/")->GetInt(), 1);
+  EXPECT_EQ(find(d, ""), &static_cast<Value&>(d));
+  EXPECT_EQ(find(d, "/a~1b/m~0n/2"), nullptr);
+  EXPECT_EQ(find(d, "/a~1b/m~0n/01"), nullptr);
+  EXPECT_EQ(find(d, "/a~1b/m~0n/-"), nullptr);
+  EXPECT_EQ(find(d, "a"), nullptr);
+  EXPECT_FALSE(parse_json_pointer("/a~2").ok());
+  EXPECT_EQ(make_json_pointer({"a/b", "m~n"}), "/a~1b/m~0n");
+}
+
+TEST(GoFormat, FloatGMatchesStrconv) {
+  EXPECT_EQ(go_format_float_g(1), "1");
+  EXPECT_EQ(go_format_float_g(1234567), "1.234567e+06");
+  EXPECT_EQ(go_format_float_g(123456), "123456");
+  EXPECT_EQ(go_format_float_g(0.0001), "0.0001");
+  EXPECT_EQ(go_format_float_g(0.00001), "1e-05");
+  EXPECT_EQ(go_format_float32_g(1.1), "1.1");
+  EXPECT_EQ(go_format_float_g(1.1), "1.1");
+}
+
+}  // namespace
+}  // namespace meshop::api

@@ -1,0 +1,189 @@
+#include "api/yaml.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test/unit/api/random_json.hpp"
+
+namespace meshop::api {
+namespace {
+
+std::string y2j(std::string_view yaml, YamlReadOptions options = {}) {
+  auto d = yaml_to_json(yaml, options);
+  return d.ok() ? to_json(*d) : "ERR " + d.message();
+}
+
+TEST(YamlToJson, Yaml11BooleansAndNulls) {
+  EXPECT_EQ(y2j("[y, Y, yes, Yes, YES, true, True, TRUE, on, On, ON]"),
+            "[true,true,true,true,true,true,true,true,true,true,true]");
+  EXPECT_EQ(y2j("[n, N, no, No, NO, false, False, FALSE, off, Off, OFF, yEs, oN]"),
+            "[false,false,false,false,false,false,false,false,false,false,false,\"yEs\",\"oN\"]");
+  EXPECT_EQ(y2j("[~, null, Null, NULL, nULL, ]"), "[null,null,null,null,\"nULL\"]");
+  EXPECT_EQ(y2j("a:\nb: ~"), R"({"a":null,"b":null})");
+}
+
+TEST(YamlToJson, IntegersAsGoYamlV2) {
+  EXPECT_EQ(y2j("[0, -0, +12, 1_000, 0x1F, -0x1f, 0o17, 017, 0755, 0b101, 08, 9223372036854775807, "
+                "-9223372036854775808, 18446744073709551615, 18446744073709551616]"),
+            "[0,0,12,1000,31,-31,15,15,493,5,8,9223372036854775807,-9223372036854775808,"
+            "18446744073709551615,18446744073709552000]");
+}
+
+TEST(YamlToJson, FloatsAsGoYamlV2) {
+  EXPECT_EQ(y2j("[1.0, 1.5, .5, -.5, 1., 1e3, 1E-3, .5_5, 1e400, 0x1p3, 12:30, 1.2.3]"),
+            R"([1,1.5,0.5,-0.5,1,1000,0.001,0.55,"1e400","0x1p3","12:30","1.2.3"])");
+  EXPECT_EQ(y2j(".inf").rfind("ERR yaml: document 1, at the root: unsupported value: +Inf", 0), 0u);
+  EXPECT_EQ(y2j("a: .nan").rfind("ERR yaml: document 1, at /a: unsupported value: NaN", 0), 0u);
+  EXPECT_EQ(y2j("a: .nan\na: 1"), R"({"a":1})");
+}
+
+TEST(YamlToJson, QuotedAndBlockScalarsAreStrings) {
+  EXPECT_EQ(y2j("a: \"1337\"\nb: '1337'\nc: 1337\nd: |\n  yes\ne: >-\n  on\n"),
+            R"({"a":"1337","b":"1337","c":1337,"d":"yes\n","e":"on"})");
+}
+
+TEST(YamlToJson, ExplicitTags) {
+  EXPECT_EQ(y2j("[!!str 1, !!str yes, !!int '12', !!float 1, !!bool 'on', !!null '', !foo 12, "
+                "!!binary aGVsbG8=]"),
+            R"(["1","yes",12,1,true,null,"12","hello"])");
+  EXPECT_EQ(y2j("!!int abc"),
+            "ERR yaml: document 1, line 1, column 1: cannot decode !!str `abc` as a !!int");
+  EXPECT_EQ(y2j("a: !!int"),
+            "ERR yaml: document 1, line 1, column 4: cannot decode !!null `` as a !!int");
+}
+
+TEST(YamlToJson, FlowCollectionsWithTrailingCommas) {
+  EXPECT_EQ(y2j("a: {x: 1, z: [1, 2,],}\n"), R"({"a":{"x":1,"z":[1,2]}})");
+}
+
+TEST(YamlToJson, AnchorsAliasesAndMergeKeys) {
+  EXPECT_EQ(y2j("base: &b {a: 1, b: 2}\nx:\n  <<: *b\n  b: 3\nz: *b\n"),
+            R"({"base":{"a":1,"b":2},"x":{"a":1,"b":3},"z":{"a":1,"b":2}})");
+  // Earlier maps in a merge list win; a merged key overrides an explicit key written before it.
+  EXPECT_EQ(y2j("a: &a {k: 1}\nb: &b {k: 2, j: 2}\nc:\n  k: 0\n  <<: [*a, *b]\n"),
+            R"({"a":{"k":1},"b":{"k":2,"j":2},"c":{"k":1,"j":2}})");
+  EXPECT_EQ(y2j("a: 1\n<<: 2\n"),
+            "ERR yaml: document 1, line 2, column 5: map merge requires map or sequence of maps as "
+            "the value");
+  EXPECT_EQ(y2j("&a [*a]"), "ERR yaml: document 1, line 1, column 5: anchor value contains itself");
+  EXPECT_EQ(y2j("a: \"<<\"\n"), R"({"a":"\u003c\u003c"})");
+}
+
+TEST(YamlToJson, AliasBombIsRejected) {
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  char prev = 'a';
+  for (char c = 'b'; c <= 'i'; ++c, ++prev) {
+    bomb += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 10; ++i)
+      bomb += std::string(i ? ", *" : "*") + prev;
+    bomb += "]\n";
+  }
+  EXPECT_NE(y2j(bomb).find("excessive aliasing"), std::string::npos);
+}
+
+TEST(YamlToJson, AliasesCannotNestBeyondTheDepthLimit) {
+  std::string yaml = "a0: &a0 x\n";
+  for (int i = 1; i <= 40; ++i) {
+    yaml += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " " + std::string(300, '[') +
+            "*a" + std::to_string(i - 1) + std::string(300, ']') + "\n";
+  }
+  EXPECT_NE(y2j(yaml).find("document nested deeper than 10000 levels"), std::string::npos);
+  EXPECT_NE(y2j(std::string(20000, '[') + std::string(20000, ']'))
+                .find("document nested deeper than 10000 levels"),
+            std::string::npos);
+}
+
+TEST(YamlToJson, DuplicateKeysLastWinsOrStrictError) {
+  EXPECT_EQ(y2j("a: 1\nb: 2\na: 3\n"), R"({"a":3,"b":2})");
+  EXPECT_EQ(y2j("a: 1\nb: 2\na: 3\n", {.strict = true}),
+            "ERR yaml: document 1, line 3, column 4: key \"a\" already set in map");
+}
+
+TEST(YamlToJson, NonStringKeysBecomeStrings) {
+  EXPECT_EQ(y2j("{1: a, 0x10: b, 1.5: c, true: d, yes: e, 2001-01-01: f, 1e20: g}"),
+            R"({"1":"a","16":"b","1.5":"c","true":"e","2001-01-01":"f","1e+20":"g"})");
+  EXPECT_EQ(y2j("{~: 1}"), "ERR yaml: document 1, line 1, column 2: unsupported map key: null");
+  EXPECT_NE(y2j("{[1]: 1}").find("invalid map key"), std::string::npos);
+}
+
+TEST(YamlToJson, EmptyInputIsNullAndOnlyTheFirstDocumentIsRead) {
+  EXPECT_EQ(y2j(""), "null");
+  EXPECT_EQ(y2j("a: 1\n---\n: : bad [\n"), R"({"a":1})");
+}
+
+TEST(YamlToJson, SyntaxErrorsNameDocumentLineAndColumn) {
+  auto docs = yaml_stream_to_json("a: 1\n---\nb: 2\n---\nc: [1, 2\nd: 3\n");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_EQ(docs.message().rfind("yaml: document 3, line ", 0), 0u) << docs.message();
+}
+
+TEST(YamlStream, SyntaxErrorsAreLibyamlsAsInGo) {
+  auto docs = yaml_stream_to_json(",-- a\n---\n- x\n");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_EQ(docs.message(),
+            "yaml: document 1, line 1, column 1: did not find expected node content");
+  auto unknown = yaml_stream_to_json("a: 1\n---\nb: *nope\n");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.message(),
+            "yaml: document 2, line 3, column 4: unknown anchor 'nope' referenced");
+  EXPECT_NE(y2j("a: \x01").find("control characters are not allowed"), std::string::npos);
+  // libyaml 0.2 knows the YAML 1.2 escape \/, go-yaml v2 does not.
+  EXPECT_EQ(y2j("a: \"é \\\\/ \\/\""),
+            "ERR yaml: document 1, line 1, column 11: found unknown escape character");
+  EXPECT_EQ(y2j("a: \"\\\\/\""), R"({"a":"\\/"})");
+}
+
+TEST(YamlStream, ReturnsEveryDocumentIncludingEmptyOnes) {
+  auto docs = yaml_stream_to_json("a: 1\n---\n---\n- x\n");
+  ASSERT_TRUE(docs.ok()) << docs.message();
+  ASSERT_EQ(docs->size(), 3u);
+  EXPECT_EQ(to_json((*docs)[0]), R"({"a":1})");
+  EXPECT_EQ(to_json((*docs)[1]), "null");
+  EXPECT_EQ(to_json((*docs)[2]), R"(["x"])");
+  EXPECT_TRUE(yaml_stream_to_json("")->empty());
+}
+
+std::string j2y(std::string_view json) {
+  auto d = parse_json(json);
+  EXPECT_TRUE(d.ok());
+  return json_to_yaml(*d);
+}
+
+TEST(JsonToYaml, SortedKeysBlockStyleCompactSequences) {
+  EXPECT_EQ(j2y(R"({"b":{"d":[1,{"x":1,"y":[]}],"c":{}},"a10":1,"a9":2,"h":[[1,2],[3]],"i":null})"),
+            "a9: 2\na10: 1\nb:\n  c: {}\n  d:\n  - 1\n  - x: 1\n    \"y\": []\nh:\n- - 1\n  - 2\n- "
+            "- 3\ni: null\n");
+}
+
+TEST(JsonToYaml, QuotesStringsThatWouldReadBackAsSomethingElse) {
+  EXPECT_EQ(
+      j2y(R"(["on","yes","1.0","0755","","null","~","2001-01-01","12:30","a: b","- x","#c","plain","a#b"])"),
+      "- \"on\"\n- \"yes\"\n- \"1.0\"\n- \"0755\"\n- \"\"\n- \"null\"\n- \"~\"\n- \"2001-01-01\"\n"
+      "- \"12:30\"\n- 'a: b'\n- '- x'\n- '#c'\n- plain\n- a#b\n");
+}
+
+TEST(JsonToYaml, MultiLineStringsUseLiteralBlocks) {
+  EXPECT_EQ(j2y(R"({"k":"a\nb","l":"x\n","m":" lead\ny","t":"a \nb"})"),
+            "k: |-\n  a\n  b\nl: |\n  x\nm: |2-\n   lead\n  y\nt: \"a \\nb\"\n");
+}
+
+TEST(JsonToYaml, NumbersAsGoWritesThem) {
+  EXPECT_EQ(j2y("[1, 1.0, 1.5, 1e21, 1234567.0, 18446744073709551615]"),
+            "- 1\n- 1\n- 1.5\n- 1e+21\n- 1.234567e+06\n- 18446744073709551615\n");
+}
+
+TEST(JsonToYaml, RoundTripsThousandsOfGeneratedValues) {
+  RandomJson gen(42);
+  for (int i = 0; i < 5000; ++i) {
+    Document d;
+    gen.value(d, d.GetAllocator(), 0);
+    std::string yaml = json_to_yaml(d);
+    auto back = yaml_to_json(yaml);
+    ASSERT_TRUE(back.ok()) << to_json(d) << "\n---\n" << yaml << "\n" << back.message();
+    ASSERT_TRUE(json_equal(d, *back)) << to_json(d) << "\n---\n"
+                                      << yaml << "\n---\n"
+                                      << to_json(*back);
+  }
+}
+
+}  // namespace
+}  // namespace meshop::api
