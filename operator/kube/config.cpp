@@ -1,0 +1,683 @@
+#include "operator/kube/config.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <poll.h>
+#include <set>
+#include <signal.h>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <yaml-cpp/yaml.h>
+
+extern char** environ;
+
+namespace meshop::kube {
+namespace {
+
+namespace fs = std::filesystem;
+
+Error config_error(std::string message) {
+  return make_error(ErrorKind::kConfig, std::move(message));
+}
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string trim(std::string s) {
+  auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+std::optional<std::string> base64_decode(std::string_view in) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+  };
+  std::string out;
+  unsigned buffer = 0;
+  int bits = 0;
+  for (char c : in) {
+    if (std::isspace(static_cast<unsigned char>(c))) continue;
+    if (c == '=') break;
+    int v = value(c);
+    if (v < 0) return std::nullopt;
+    buffer = (buffer << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((buffer >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+
+std::string resolve(const std::string& path, const std::string& base_dir) {
+  if (path.empty() || fs::path(path).is_absolute() || base_dir.empty()) return path;
+  return (fs::path(base_dir) / path).lexically_normal().string();
+}
+
+// A named entry of clusters/users/contexts with the directory of the file it came from.
+struct Entry {
+  YAML::Node node;
+  std::string base_dir;
+  std::string file;
+};
+
+struct Merged {
+  std::map<std::string, Entry> clusters, users, contexts;
+  std::string current_context;
+};
+
+std::string scalar(const YAML::Node& n, const char* key) {
+  YAML::Node v = n[key];
+  if (!v || v.IsNull()) return {};
+  return v.as<std::string>();
+}
+
+Status merge_document(const YAML::Node& root, const std::string& file, Merged& merged) {
+  if (!root || root.IsNull()) return Ok{};
+  if (!root.IsMap()) return config_error("kubeconfig " + file + ": top level is not a mapping");
+  const std::string base_dir = fs::path(file).parent_path().string();
+  struct Section {
+    const char* list;
+    const char* item;
+    std::map<std::string, Entry>* into;
+  };
+  for (const Section& s :
+       {Section{"clusters", "cluster", &merged.clusters}, Section{"users", "user", &merged.users},
+        Section{"contexts", "context", &merged.contexts}}) {
+    YAML::Node list = root[s.list];
+    if (!list || list.IsNull()) continue;
+    if (!list.IsSequence()) {
+      return config_error("kubeconfig " + file + ": " + s.list + " is not a list");
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      YAML::Node named = list[i];
+      std::string name = scalar(named, "name");
+      if (name.empty()) {
+        return config_error("kubeconfig " + file + ": " + s.list + "[" + std::to_string(i) +
+                            "].name is missing");
+      }
+      // kubectl: the first file to set a key wins.
+      s.into->try_emplace(name, Entry{named[s.item], base_dir, file});
+    }
+  }
+  if (merged.current_context.empty()) merged.current_context = scalar(root, "current-context");
+  return Ok{};
+}
+
+// Reads `<key>` (a file path) or `<key>-data` (base64) into PEM text.
+Result<std::string> pem_field(const YAML::Node& n, const std::string& key, const Entry& e,
+                              const std::string& where) {
+  std::string data = scalar(n, (key + "-data").c_str());
+  std::string path = scalar(n, key.c_str());
+  if (!data.empty()) {
+    auto decoded = base64_decode(data);
+    if (!decoded) return config_error(where + "." + key + "-data is not valid base64");
+    return *decoded;
+  }
+  if (!path.empty()) {
+    std::string full = resolve(path, e.base_dir);
+    auto content = read_file(full);
+    if (!content) {
+      return config_error(where + "." + key + ": cannot read " + full + ": " +
+                          std::strerror(errno));
+    }
+    return *content;
+  }
+  return std::string();
+}
+
+Status check_fields(const YAML::Node& n, const std::string& where,
+                    const std::set<std::string>& supported,
+                    const std::map<std::string, std::string>& unsupported) {
+  if (!n || n.IsNull()) return Ok{};
+  if (!n.IsMap()) return config_error(where + " is not a mapping");
+  for (const auto& kv : n) {
+    std::string key = kv.first.as<std::string>();
+    if (supported.count(key)) continue;
+    auto it = unsupported.find(key);
+    if (it != unsupported.end()) {
+      return config_error(where + "." + key + " is not supported by meshop (" + it->second + ")");
+    }
+    return config_error(where + "." + key + " is not a field meshop understands");
+  }
+  return Ok{};
+}
+
+Result<ExecConfig> parse_exec(const YAML::Node& n, const Entry& e, const std::string& where) {
+  ExecConfig x;
+  if (auto st = check_fields(n, where,
+                             {"apiVersion", "command", "args", "env", "installHint",
+                              "provideClusterInfo", "interactiveMode"},
+                             {});
+      !st) {
+    return Error(st.error());
+  }
+  x.api_version = scalar(n, "apiVersion");
+  if (x.api_version != "client.authentication.k8s.io/v1" &&
+      x.api_version != "client.authentication.k8s.io/v1beta1") {
+    return config_error(where + ".apiVersion \"" + x.api_version +
+                        "\" is not supported (want client.authentication.k8s.io/v1)");
+  }
+  x.command = scalar(n, "command");
+  if (x.command.empty()) return config_error(where + ".command is missing");
+  // A command with a path separator is relative to the kubeconfig (as kubectl does).
+  if (x.command.find('/') != std::string::npos) x.command = resolve(x.command, e.base_dir);
+  if (YAML::Node args = n["args"]; args && !args.IsNull()) {
+    for (const auto& a : args)
+      x.args.push_back(a.as<std::string>());
+  }
+  if (YAML::Node env = n["env"]; env && !env.IsNull()) {
+    for (const auto& v : env)
+      x.env.emplace_back(scalar(v, "name"), scalar(v, "value"));
+  }
+  x.install_hint = scalar(n, "installHint");
+  if (YAML::Node p = n["provideClusterInfo"]; p && !p.IsNull()) {
+    x.provide_cluster_info = p.as<bool>();
+  }
+  x.interactive_mode = scalar(n, "interactiveMode");
+  if (x.interactive_mode == "Always") {
+    // An operator never has a terminal to hand the plugin (client-go refuses the same way).
+    return config_error(where +
+                        ".interactiveMode Always needs a terminal; meshop runs plugins "
+                        "non-interactively (use Never or IfAvailable)");
+  }
+  if (!x.interactive_mode.empty() && x.interactive_mode != "Never" &&
+      x.interactive_mode != "IfAvailable") {
+    return config_error(where + ".interactiveMode \"" + x.interactive_mode +
+                        "\" is not one of Never, IfAvailable, Always");
+  }
+  return x;
+}
+
+Result<Config> select(const Merged& merged, const std::string& context_override) {
+  Config cfg;
+  cfg.context = context_override.empty() ? merged.current_context : context_override;
+  if (cfg.context.empty()) {
+    return config_error("kubeconfig: no current-context is set and no --context was given");
+  }
+  auto ctx = merged.contexts.find(cfg.context);
+  if (ctx == merged.contexts.end()) {
+    return config_error("kubeconfig: context \"" + cfg.context + "\" not found");
+  }
+  const std::string cwhere = "contexts[" + cfg.context + "].context";
+  if (auto st = check_fields(ctx->second.node, cwhere,
+                             {"cluster", "user", "namespace", "extensions"}, {});
+      !st) {
+    return Error(st.error());
+  }
+  cfg.cluster_name = scalar(ctx->second.node, "cluster");
+  cfg.user_name = scalar(ctx->second.node, "user");
+  if (std::string ns = scalar(ctx->second.node, "namespace"); !ns.empty())
+    cfg.default_namespace = ns;
+
+  auto cl = merged.clusters.find(cfg.cluster_name);
+  if (cl == merged.clusters.end()) {
+    return config_error(cwhere + ".cluster: cluster \"" + cfg.cluster_name + "\" not found");
+  }
+  const std::string clwhere = "clusters[" + cfg.cluster_name + "].cluster";
+  const YAML::Node& c = cl->second.node;
+  if (auto st = check_fields(
+          c, clwhere,
+          {"server", "certificate-authority", "certificate-authority-data",
+           "insecure-skip-tls-verify", "tls-server-name", "extensions", "disable-compression"},
+          {{"proxy-url", "no HTTP proxy support; connect directly"}});
+      !st) {
+    return Error(st.error());
+  }
+  cfg.server = scalar(c, "server");
+  if (cfg.server.empty()) return config_error(clwhere + ".server is missing");
+  if (cfg.server.rfind("https://", 0) != 0) {
+    return config_error(clwhere + ".server \"" + cfg.server + "\" must be an https:// URL");
+  }
+  while (cfg.server.size() > 8 && cfg.server.back() == '/')
+    cfg.server.pop_back();
+  cfg.tls_server_name = scalar(c, "tls-server-name");
+  if (YAML::Node v = c["insecure-skip-tls-verify"]; v && !v.IsNull()) {
+    cfg.insecure_skip_tls_verify = v.as<bool>();
+  }
+  auto ca = pem_field(c, "certificate-authority", cl->second, clwhere);
+  if (!ca) return Error(ca.error());
+  cfg.ca_pem = *ca;
+  cfg.ca_file = resolve(scalar(c, "certificate-authority"), cl->second.base_dir);
+  if (cfg.insecure_skip_tls_verify && !cfg.ca_pem.empty()) {
+    return config_error(clwhere +
+                        ": insecure-skip-tls-verify and certificate-authority are "
+                        "mutually exclusive");
+  }
+
+  if (cfg.user_name.empty()) return cfg;  // anonymous
+  auto us = merged.users.find(cfg.user_name);
+  if (us == merged.users.end()) {
+    return config_error(cwhere + ".user: user \"" + cfg.user_name + "\" not found");
+  }
+  const std::string uwhere = "users[" + cfg.user_name + "].user";
+  const YAML::Node& u = us->second.node;
+  if (auto st = check_fields(u, uwhere,
+                             {"client-certificate", "client-certificate-data", "client-key",
+                              "client-key-data", "token", "tokenFile", "exec", "extensions"},
+                             {{"auth-provider", "use an exec credential plugin instead"},
+                              {"username", "basic authentication was removed from Kubernetes"},
+                              {"password", "basic authentication was removed from Kubernetes"},
+                              {"as", "impersonation"},
+                              {"as-uid", "impersonation"},
+                              {"as-groups", "impersonation"},
+                              {"as-user-extra", "impersonation"}});
+      !st) {
+    return Error(st.error());
+  }
+  auto cert = pem_field(u, "client-certificate", us->second, uwhere);
+  if (!cert) return Error(cert.error());
+  auto key = pem_field(u, "client-key", us->second, uwhere);
+  if (!key) return Error(key.error());
+  cfg.client_cert_pem = *cert;
+  cfg.client_key_pem = *key;
+  if (cfg.client_cert_pem.empty() != cfg.client_key_pem.empty()) {
+    return config_error(uwhere + ": client-certificate and client-key must be given together");
+  }
+  cfg.token = scalar(u, "token");
+  if (std::string tf = scalar(u, "tokenFile"); !tf.empty()) {
+    cfg.token_file = resolve(tf, us->second.base_dir);
+  }
+  if (YAML::Node ex = u["exec"]; ex && !ex.IsNull()) {
+    auto exec = parse_exec(ex, us->second, uwhere + ".exec");
+    if (!exec) return Error(exec.error());
+    cfg.exec = std::move(*exec);
+  }
+  return cfg;
+}
+
+Result<Config> load_documents(const std::vector<std::pair<YAML::Node, std::string>>& docs,
+                              const std::string& context_override) {
+  Merged merged;
+  for (const auto& [node, file] : docs) {
+    if (auto st = merge_document(node, file, merged); !st) return Error(st.error());
+  }
+  return select(merged, context_override);
+}
+
+const char* getenv_or_null(const char* name) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && *v != '\0') ? v : nullptr;
+}
+
+// RFC 3339 (e.g. 2026-11-29T18:00:00Z, 2026-11-29T18:00:00.123+01:00) to UTC time_point.
+std::optional<std::chrono::system_clock::time_point> parse_rfc3339(const std::string& s) {
+  std::tm tm{};
+  const char* rest = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (rest == nullptr) return std::nullopt;
+  if (*rest == '.') {
+    ++rest;
+    while (std::isdigit(static_cast<unsigned char>(*rest)))
+      ++rest;
+  }
+  long offset = 0;
+  if (*rest == 'Z' || *rest == 'z') {
+    ++rest;
+  } else if (*rest == '+' || *rest == '-') {
+    int sign = *rest == '-' ? -1 : 1;
+    int hh = 0, mm = 0;
+    if (std::sscanf(rest + 1, "%2d:%2d", &hh, &mm) != 2) return std::nullopt;
+    offset = sign * (hh * 3600L + mm * 60L);
+    rest += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (*rest != '\0') return std::nullopt;
+  time_t t = timegm(&tm) - offset;
+  return std::chrono::system_clock::from_time_t(t);
+}
+
+std::string exec_info_json(const ExecConfig& exec, const Config& cluster) {
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  w.StartObject();
+  w.Key("apiVersion");
+  w.String(exec.api_version.c_str());
+  w.Key("kind");
+  w.String("ExecCredential");
+  w.Key("spec");
+  w.StartObject();
+  w.Key("interactive");
+  w.Bool(false);
+  if (exec.provide_cluster_info) {
+    w.Key("cluster");
+    w.StartObject();
+    w.Key("server");
+    w.String(cluster.server.c_str());
+    if (!cluster.tls_server_name.empty()) {
+      w.Key("tls-server-name");
+      w.String(cluster.tls_server_name.c_str());
+    }
+    w.Key("insecure-skip-tls-verify");
+    w.Bool(cluster.insecure_skip_tls_verify);
+    if (!cluster.ca_pem.empty()) {
+      // certificate-authority-data is base64 of the PEM in the kubeconfig; the exec spec
+      // carries the decoded bytes base64-encoded again.
+      static const char* kAlphabet =
+          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+      std::string b64;
+      const std::string& in = cluster.ca_pem;
+      std::size_t i = 0;
+      for (; i + 2 < in.size(); i += 3) {
+        unsigned n = (static_cast<unsigned char>(in[i]) << 16) |
+                     (static_cast<unsigned char>(in[i + 1]) << 8) |
+                     static_cast<unsigned char>(in[i + 2]);
+        b64 += kAlphabet[(n >> 18) & 63];
+        b64 += kAlphabet[(n >> 12) & 63];
+        b64 += kAlphabet[(n >> 6) & 63];
+        b64 += kAlphabet[n & 63];
+      }
+      if (i < in.size()) {
+        unsigned n = static_cast<unsigned char>(in[i]) << 16;
+        if (i + 1 < in.size()) n |= static_cast<unsigned char>(in[i + 1]) << 8;
+        b64 += kAlphabet[(n >> 18) & 63];
+        b64 += kAlphabet[(n >> 12) & 63];
+        b64 += i + 1 < in.size() ? kAlphabet[(n >> 6) & 63] : '=';
+        b64 += '=';
+      }
+      w.Key("certificate-authority-data");
+      w.String(b64.c_str());
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  w.EndObject();
+  return sb.GetString();
+}
+
+}  // namespace
+
+Result<Config> parse_kubeconfig(const std::string& yaml, const std::string& base_dir,
+                                const std::string& context_override) {
+  try {
+    YAML::Node root = YAML::Load(yaml);
+    return load_documents({{root, (fs::path(base_dir) / "kubeconfig").string()}}, context_override);
+  } catch (const YAML::Exception& e) {
+    return config_error(std::string("kubeconfig: ") + e.what());
+  }
+}
+
+Result<Config> load_kubeconfig_files(const std::vector<std::string>& files,
+                                     const std::string& context_override) {
+  std::vector<std::pair<YAML::Node, std::string>> docs;
+  for (const auto& f : files) {
+    if (f.empty()) continue;
+    std::error_code ec;
+    if (!fs::exists(f, ec)) continue;  // kubectl skips missing KUBECONFIG entries
+    auto text = read_file(f);
+    if (!text) return config_error("kubeconfig " + f + ": cannot read: " + std::strerror(errno));
+    try {
+      docs.emplace_back(YAML::Load(*text), fs::absolute(f).string());
+    } catch (const YAML::Exception& e) {
+      return config_error("kubeconfig " + f + ": " + e.what());
+    }
+  }
+  if (docs.empty()) return config_error("kubeconfig: none of the files exist");
+  try {
+    return load_documents(docs, context_override);
+  } catch (const YAML::Exception& e) {
+    return config_error(std::string("kubeconfig: ") + e.what());
+  }
+}
+
+Result<Config> load_kubeconfig(const LoadOptions& options) {
+  if (!options.kubeconfig.empty()) {
+    std::error_code ec;
+    if (!fs::exists(options.kubeconfig, ec)) {
+      return config_error("--kubeconfig " + options.kubeconfig + ": file does not exist");
+    }
+    return load_kubeconfig_files({options.kubeconfig}, options.context);
+  }
+  if (const char* env = getenv_or_null("KUBECONFIG")) {
+    std::vector<std::string> files;
+    std::stringstream ss(env);
+    std::string item;
+    while (std::getline(ss, item, ':'))
+      files.push_back(item);
+    return load_kubeconfig_files(files, options.context);
+  }
+  const char* home = getenv_or_null("HOME");
+  if (home == nullptr) return config_error("kubeconfig: $HOME is not set and no KUBECONFIG given");
+  return load_kubeconfig_files({std::string(home) + "/.kube/config"}, options.context);
+}
+
+Result<Config> in_cluster_config(const std::string& sa_dir) {
+  const char* host = getenv_or_null("KUBERNETES_SERVICE_HOST");
+  const char* port = getenv_or_null("KUBERNETES_SERVICE_PORT");
+  if (host == nullptr || port == nullptr) {
+    return config_error(
+        "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set");
+  }
+  Config cfg;
+  std::string h = host;
+  if (h.find(':') != std::string::npos && h.front() != '[') h = "[" + h + "]";  // IPv6
+  cfg.server = "https://" + h + ":" + port;
+  cfg.token_file = sa_dir + "/token";
+  if (!read_file(cfg.token_file)) {
+    return config_error("in-cluster config: cannot read service-account token " + cfg.token_file);
+  }
+  cfg.ca_file = sa_dir + "/ca.crt";
+  auto ca = read_file(cfg.ca_file);
+  if (!ca) return config_error("in-cluster config: cannot read CA " + cfg.ca_file);
+  cfg.ca_pem = *ca;
+  if (auto ns = read_file(sa_dir + "/namespace"); ns && !trim(*ns).empty()) {
+    cfg.default_namespace = trim(*ns);
+  }
+  return cfg;
+}
+
+Result<Config> load_default_config(const LoadOptions& options) {
+  if (options.kubeconfig.empty() && getenv_or_null("KUBECONFIG") == nullptr &&
+      getenv_or_null("KUBERNETES_SERVICE_HOST") != nullptr) {
+    return in_cluster_config();
+  }
+  return load_kubeconfig(options);
+}
+
+Result<Credential> run_exec_plugin(const ExecConfig& exec, const Config& cluster,
+                                   std::chrono::milliseconds timeout) {
+  const std::string where = "exec credential plugin " + exec.command;
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0)
+    return config_error(where + ": pipe: " + std::strerror(errno));
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return config_error(where + ": pipe: " + std::strerror(errno));
+  }
+  // Everything the child needs is built before fork (no allocation after fork).
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view kv(*e);
+    bool overridden = kv.rfind("KUBERNETES_EXEC_INFO=", 0) == 0;
+    for (const auto& [k, v] : exec.env) {
+      if (kv.size() > k.size() && kv.substr(0, k.size()) == k && kv[k.size()] == '=') {
+        overridden = true;
+      }
+    }
+    if (!overridden) env_strings.emplace_back(kv);
+  }
+  for (const auto& [k, v] : exec.env)
+    env_strings.push_back(k + "=" + v);
+  env_strings.push_back("KUBERNETES_EXEC_INFO=" + exec_info_json(exec, cluster));
+  std::vector<char*> envp;
+  for (auto& s : env_strings)
+    envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_strings{exec.command};
+  argv_strings.insert(argv_strings.end(), exec.args.begin(), exec.args.end());
+  std::vector<char*> argv;
+  for (auto& s : argv_strings)
+    argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  pid_t pid = fork();
+  if (pid < 0) return config_error(where + ": fork: " + std::strerror(errno));
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    execvpe(argv[0], argv.data(), envp.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  std::string out, err;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[4096];
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool timed_out = false;
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    int ready = poll(fds, 2, static_cast<int>(left.count()));
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (ready == 0) continue;  // re-checks the deadline
+    for (auto& f : fds) {
+      if (f.fd < 0 || f.revents == 0) continue;
+      ssize_t n = read(f.fd, buf, sizeof buf);
+      if (n > 0) {
+        (f.fd == out_pipe[0] ? out : err).append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        close(f.fd);
+        f.fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds) {
+    if (f.fd >= 0) close(f.fd);
+  }
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    return config_error(where + ": still running after " + std::to_string(timeout.count()) +
+                        " ms; killed");
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string msg = where + " failed (exit " +
+                      std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
+    if (!trim(err).empty()) msg += ": " + trim(err);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !exec.install_hint.empty()) {
+      msg += "; " + exec.install_hint;
+    }
+    return config_error(msg);
+  }
+  rapidjson::Document doc;
+  doc.Parse(out.c_str(), out.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    return config_error(where + ": output is not an ExecCredential JSON object");
+  }
+  auto str = [](const rapidjson::Value& v, const char* key) -> std::string {
+    if (!v.IsObject()) return {};
+    auto it = v.FindMember(key);
+    return it != v.MemberEnd() && it->value.IsString() ? it->value.GetString() : std::string();
+  };
+  if (str(doc, "kind") != "ExecCredential") {
+    return config_error(where + ": output kind is \"" + str(doc, "kind") +
+                        "\", want ExecCredential");
+  }
+  if (str(doc, "apiVersion") != exec.api_version) {
+    return config_error(where + ": output apiVersion \"" + str(doc, "apiVersion") +
+                        "\" does not match " + exec.api_version);
+  }
+  auto st = doc.FindMember("status");
+  if (st == doc.MemberEnd() || !st->value.IsObject()) {
+    return config_error(where + ": output has no status");
+  }
+  Credential cred;
+  cred.token = str(st->value, "token");
+  cred.client_cert_pem = str(st->value, "clientCertificateData");
+  cred.client_key_pem = str(st->value, "clientKeyData");
+  if (cred.token.empty() && cred.client_cert_pem.empty()) {
+    return config_error(where + ": status has neither token nor clientCertificateData");
+  }
+  if (cred.client_cert_pem.empty() != cred.client_key_pem.empty()) {
+    return config_error(where + ": status.clientCertificateData and clientKeyData go together");
+  }
+  if (std::string exp = str(st->value, "expirationTimestamp"); !exp.empty()) {
+    auto t = parse_rfc3339(exp);
+    if (!t)
+      return config_error(where + ": status.expirationTimestamp \"" + exp + "\" is not RFC 3339");
+    cred.expires = *t;
+  }
+  return cred;
+}
+
+CredentialSource::CredentialSource(Config config, std::chrono::seconds token_file_period)
+    : config_(std::move(config)), token_file_period_(token_file_period) {}
+
+void CredentialSource::invalidate() {
+  cached_.reset();
+}
+
+Result<Credential> CredentialSource::get(Clock::time_point now) {
+  if (cached_ && now < cached_until_) return *cached_;
+  Credential cred;
+  cred.token = config_.token;
+  cred.client_cert_pem = config_.client_cert_pem;
+  cred.client_key_pem = config_.client_key_pem;
+  Clock::time_point until = Clock::time_point::max();
+  if (!config_.token_file.empty()) {
+    auto text = read_file(config_.token_file);
+    if (!text) {
+      // Keep using the last token when a rotation is mid-flight.
+      if (cached_) return *cached_;
+      return config_error("token file " + config_.token_file +
+                          ": cannot read: " + std::strerror(errno));
+    }
+    cred.token = trim(*text);
+    until = now + token_file_period_;
+  }
+  if (config_.exec) {
+    ++exec_runs_;
+    auto r = run_exec_plugin(*config_.exec, config_);
+    if (!r) return r;
+    if (!r->token.empty()) cred.token = r->token;
+    if (!r->client_cert_pem.empty()) {
+      cred.client_cert_pem = r->client_cert_pem;
+      cred.client_key_pem = r->client_key_pem;
+    }
+    cred.expires = r->expires;
+    if (r->expires) until = std::min(until, *r->expires);
+  }
+  cached_ = cred;
+  cached_until_ = until;
+  return cred;
+}
+
+}  // namespace meshop::kube
