@@ -1,0 +1,185 @@
+#include "operator/runtime/manager.hpp"
+
+#include <csignal>
+#include <random>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "operator/log/log.hpp"
+
+namespace meshop::runtime {
+
+namespace asio = boost::asio;
+
+std::string default_identity() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "unknown");
+  std::random_device rd;
+  std::uint64_t r = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  char suffix[17];
+  std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(r));
+  return std::string(host) + "_" + suffix;
+}
+
+Manager::Manager(asio::io_context& ioc, Clock& clock, RuntimeMetrics& metrics,
+                 ManagerOptions options)
+    : ioc_(ioc), clock_(clock), metrics_(metrics), options_(std::move(options)) {}
+
+Manager::~Manager() = default;
+
+bool Manager::synced() const {
+  for (const Informer* i : informers_) {
+    if (!i->has_synced()) return false;
+  }
+  return true;
+}
+
+std::string Manager::not_ready_reason() const {
+  std::string reason;
+  for (const Informer* i : informers_) {
+    if (!i->has_synced()) reason += (reason.empty() ? "not synced: " : ", ") + i->name();
+  }
+  if (shutdown_requested_ && reason.empty()) reason = "shutting down";
+  return reason;
+}
+
+void Manager::wake() {
+  if (wake_) wake_->cancel();
+}
+
+void Manager::request_shutdown() {
+  if (shutdown_requested_) return;
+  shutdown_requested_ = true;
+  log::info("shutdown requested; draining in-flight work");
+  if (elector_) elector_->stop();
+  wake();
+}
+
+asio::awaitable<void> Manager::wait_until(std::function<bool()> done, Duration poll) {
+  while (!done()) {
+    wake_->expires_at(clock_.now() + poll);
+    co_await wake_->wait();
+  }
+}
+
+int Manager::run() {
+  auto executor = ioc_.get_executor();
+  wake_ = clock_.make_timer(executor);
+  health_ = std::make_unique<HealthServer>(
+      executor, HealthServer::Handlers{
+                    .not_ready_reason = [this] { return not_ready_reason(); },
+                    .metrics =
+                        [this] {
+                          for (WorkQueue* q : queues_)
+                            q->update_unfinished_work_metrics();
+                          return metrics_.registry.expose();
+                        },
+                });
+  if (auto err = health_->listen(options_.health_address)) {
+    log::error("cannot serve health and metrics", {{"error", *err}});
+    return 1;
+  }
+  log::info("serving /healthz /readyz /metrics",
+            {{"address", options_.health_address}, {"port", static_cast<int>(health_->port())}});
+
+  std::unique_ptr<asio::signal_set> signals;
+  if (options_.handle_signals) {
+    signals = std::make_unique<asio::signal_set>(ioc_, SIGINT, SIGTERM);
+    signals->async_wait([this](const boost::system::error_code& ec, int signo) {
+      if (ec) return;
+      log::info("received signal", {{"signal", signo == SIGTERM ? "SIGTERM" : "SIGINT"}});
+      request_shutdown();
+    });
+  }
+  if (options_.leader_election) {
+    if (lease_lock_ == nullptr) {
+      log::error("leader election is enabled but no lease lock was set");
+      return 1;
+    }
+    elector_ = std::make_unique<LeaderElector>(*lease_lock_, clock_, executor,
+                                               options_.leader_election_config, &metrics_);
+  }
+
+  asio::co_spawn(executor, health_->run(), asio::detached);
+  asio::co_spawn(executor, main(), [this](std::exception_ptr e) {
+    if (e) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        log::error("manager failed", {{"error", ex.what()}});
+      }
+      exit_code_ = 1;
+    }
+    ioc_.stop();
+  });
+  ioc_.run();
+  if (signals) signals->cancel();
+  return exit_code_;
+}
+
+asio::awaitable<void> Manager::main() {
+  auto executor = ioc_.get_executor();
+  for (Informer* i : informers_) {
+    ++running_informers_;
+    asio::co_spawn(executor, i->run(), [this](std::exception_ptr) { --running_informers_; });
+  }
+  co_await wait_until([this] { return shutdown_requested_ || synced(); },
+                      std::chrono::milliseconds(50));
+  if (!shutdown_requested_)
+    log::info("all informers synced", {{"informers", static_cast<int>(informers_.size())}});
+
+  bool leading = !options_.leader_election;
+  if (elector_ && !shutdown_requested_) {
+    bool acquired = co_await elector_->acquire();
+    leading = acquired;
+    if (acquired) {
+      asio::co_spawn(executor, elector_->renew(), [this](std::exception_ptr) {
+        if (elector_->lost()) {
+          lease_lost_ = true;
+          wake();
+        }
+      });
+    }
+  }
+  if (leading && !shutdown_requested_) {
+    for (Controller* c : controllers_) {
+      ++running_controllers_;
+      asio::co_spawn(executor, c->run(), [this](std::exception_ptr) {
+        --running_controllers_;
+        wake();
+      });
+    }
+  }
+  co_await wait_until([this] { return shutdown_requested_ || lease_lost_; },
+                      std::chrono::seconds(1));
+
+  if (lease_lost_ && !shutdown_requested_) {
+    log::error("leader lease lost; stopping reconcilers and exiting");
+    for (Controller* c : controllers_)
+      c->stop();
+    exit_code_ = 1;
+    co_return;  // the completion handler stops the io_context: nothing else may run
+  }
+
+  for (Controller* c : controllers_)
+    c->stop();
+  TimePoint give_up = clock_.now() + options_.graceful_shutdown;
+  co_await wait_until(
+      [this, give_up] { return running_controllers_ == 0 || clock_.now() >= give_up; },
+      std::chrono::milliseconds(20));
+  if (running_controllers_ > 0) {
+    log::warn("graceful shutdown period over; abandoning in-flight reconciles",
+              {{"controllers", running_controllers_}});
+  }
+  if (elector_ && elector_->is_leader() && !lease_lost_) co_await elector_->release();
+  for (Informer* i : informers_)
+    i->stop();
+  health_->stop();
+  exit_code_ = lease_lost_ ? 1 : 0;
+  log::info("shutdown complete", {{"exit_code", exit_code_}});
+}
+
+}  // namespace meshop::runtime

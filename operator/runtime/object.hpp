@@ -1,0 +1,54 @@
+// How the runtime holds and names Kubernetes objects.
+//
+// An Object is an immutable, shared RapidJSON document: the store, the event handlers and
+// the reconcilers all see the same bytes without copying, and nobody can change an object
+// under another's feet. A new version of an object is a new Object.
+//
+// Keys follow client-go's MetaNamespaceKeyFunc: "namespace/name", or "name" for
+// cluster-scoped objects.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+namespace meshop::runtime {
+
+using Object = std::shared_ptr<const rapidjson::Document>;
+
+// metadata.<field> as a string, "" when absent or not a string.
+std::string_view meta_string(const rapidjson::Value& object, std::string_view field);
+inline std::string_view name_of(const rapidjson::Value& o) {
+  return meta_string(o, "name");
+}
+inline std::string_view namespace_of(const rapidjson::Value& o) {
+  return meta_string(o, "namespace");
+}
+inline std::string_view uid_of(const rapidjson::Value& o) {
+  return meta_string(o, "uid");
+}
+inline std::string_view resource_version_of(const rapidjson::Value& o) {
+  return meta_string(o, "resourceVersion");
+}
+
+// A deep copy of `value` in memory sized for it. A default rapidjson::Document grows its pool
+// in 64 KiB chunks, i.e. about 8 KiB of touched memory even for a tiny object; a store of
+// 100k objects must not pay that, so stores hold compact copies.
+Object compact_object(const rapidjson::Value& value);
+// Bytes a compact copy of `value` needs (an estimate that errs on the large side).
+std::size_t compact_size(const rapidjson::Value& value);
+
+std::string object_key(const rapidjson::Value& object);
+std::string make_key(std::string_view ns, std::string_view name);
+// Splits a key into (namespace, name); namespace is "" for cluster-scoped keys.
+std::pair<std::string_view, std::string_view> split_key(std::string_view key);
+
+// "key=value" for every metadata.labels entry.
+std::vector<std::string> label_pairs(const rapidjson::Value& object);
+// metadata.ownerReferences[*].uid.
+std::vector<std::string> owner_uids(const rapidjson::Value& object);
+
+}  // namespace meshop::runtime

@@ -1,0 +1,192 @@
+#include "operator/runtime/store.hpp"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace meshop::runtime {
+namespace {
+
+rapidjson::Document obj(const std::string& ns, const std::string& name, const std::string& rv,
+                        const std::string& extra_meta = "") {
+  std::string json = R"({"metadata":{"name":")" + name + R"(","resourceVersion":")" + rv + "\"";
+  if (!ns.empty()) json += R"(,"namespace":")" + ns + "\"";
+  if (!extra_meta.empty()) json += "," + extra_meta;
+  json += "}}";
+  rapidjson::Document d;
+  d.Parse(json.c_str());
+  EXPECT_FALSE(d.HasParseError()) << json;
+  return d;
+}
+
+std::vector<std::string> names(std::vector<Object> objects) {
+  std::vector<std::string> out;
+  for (auto& o : objects)
+    out.emplace_back(object_key(*o));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct Recorder {
+  std::vector<std::string> events;
+  StoreHandlers handlers() {
+    return {
+        .on_add = [this](const Object& o) { events.push_back("add " + object_key(*o)); },
+        .on_update =
+            [this](const Object& old_o, const Object& new_o) {
+              events.push_back("update " + object_key(*new_o) + " " +
+                               std::string(resource_version_of(*old_o)) + "->" +
+                               std::string(resource_version_of(*new_o)));
+            },
+        .on_delete = [this](const Object& o) { events.push_back("delete " + object_key(*o)); },
+    };
+  }
+};
+
+TEST(ObjectKey, NamespacedAndClusterScoped) {
+  EXPECT_EQ(object_key(obj("ns", "a", "1")), "ns/a");
+  EXPECT_EQ(object_key(obj("", "node1", "1")), "node1");
+  EXPECT_EQ(split_key("ns/a"), (std::pair<std::string_view, std::string_view>{"ns", "a"}));
+  EXPECT_EQ(split_key("node1").first, "");
+}
+
+TEST(Store, ApplyAddsThenUpdatesWithOldAndNew) {
+  Store s;
+  Recorder r;
+  s.add_handlers(r.handlers());
+  s.apply(obj("ns", "a", "1"));
+  s.apply(obj("ns", "a", "2"));
+  EXPECT_EQ(r.events, (std::vector<std::string>{"add ns/a", "update ns/a 1->2"}));
+  EXPECT_EQ(resource_version_of(*s.get("ns/a")), "2");
+  EXPECT_EQ(s.size(), 1u);
+}
+
+TEST(Store, RemoveEmitsDeleteOnlyForKnownObjects) {
+  Store s;
+  Recorder r;
+  s.apply(obj("ns", "a", "1"));
+  s.add_handlers(r.handlers());  // replays the current content
+  s.remove(obj("ns", "a", "3"));
+  s.remove(obj("ns", "never-seen", "4"));
+  EXPECT_EQ(r.events, (std::vector<std::string>{"add ns/a", "delete ns/a"}));
+  EXPECT_EQ(s.get("ns/a"), nullptr);
+}
+
+TEST(Store, ReplaceDeletesWhatVanishedAndUpdatesOnlyChangedVersions) {
+  Store s;
+  Recorder r;
+  s.add_handlers(r.handlers());
+  s.apply(obj("ns", "keep", "1"));
+  s.apply(obj("ns", "change", "1"));
+  s.apply(obj("ns", "missed-delete", "1"));
+  r.events.clear();
+  EXPECT_FALSE(s.has_synced());
+  std::vector<rapidjson::Document> fresh;
+  fresh.push_back(obj("ns", "keep", "1"));
+  fresh.push_back(obj("ns", "change", "5"));
+  fresh.push_back(obj("ns", "new", "6"));
+  s.replace(std::move(fresh));
+  std::sort(r.events.begin(), r.events.end());
+  EXPECT_EQ(r.events, (std::vector<std::string>{"add ns/new", "delete ns/missed-delete",
+                                                "update ns/change 1->5"}));
+  EXPECT_EQ(s.keys(), (std::vector<std::string>{"ns/change", "ns/keep", "ns/new"}));
+  EXPECT_TRUE(s.has_synced());
+}
+
+TEST(Store, IndexesByNamespaceLabelAndOwnerFollowUpdatesAndDeletes) {
+  Store s;
+  s.add_index(std::string(kIndexNamespace), index_by_namespace);
+  s.add_index(std::string(kIndexLabel), index_by_label);
+  s.add_index(std::string(kIndexOwner), index_by_owner);
+  s.apply(obj("a", "x", "1", R"("labels":{"app":"web"},"ownerReferences":[{"uid":"u1"}])"));
+  s.apply(obj("a", "y", "1", R"("labels":{"app":"db"})"));
+  s.apply(obj("b", "z", "1", R"("labels":{"app":"web"},"ownerReferences":[{"uid":"u1"}])"));
+  EXPECT_EQ(names(s.by_index(kIndexNamespace, "a")), (std::vector<std::string>{"a/x", "a/y"}));
+  EXPECT_EQ(names(s.by_index(kIndexLabel, "app=web")), (std::vector<std::string>{"a/x", "b/z"}));
+  EXPECT_EQ(names(s.by_index(kIndexOwner, "u1")), (std::vector<std::string>{"a/x", "b/z"}));
+  // An update that changes the label moves the object between index entries.
+  s.apply(obj("a", "x", "2", R"("labels":{"app":"db"})"));
+  EXPECT_EQ(names(s.by_index(kIndexLabel, "app=web")), (std::vector<std::string>{"b/z"}));
+  EXPECT_EQ(names(s.by_index(kIndexLabel, "app=db")), (std::vector<std::string>{"a/x", "a/y"}));
+  EXPECT_EQ(names(s.by_index(kIndexOwner, "u1")), (std::vector<std::string>{"b/z"}));
+  s.remove_key("b/z");
+  EXPECT_TRUE(s.by_index(kIndexOwner, "u1").empty());
+  EXPECT_TRUE(s.by_index(kIndexNamespace, "b").empty());
+  EXPECT_TRUE(s.by_index("no-such-index", "x").empty());
+}
+
+TEST(Store, CustomIndexAddedLaterCoversExistingObjects) {
+  Store s;
+  s.apply(obj("a", "x", "1", R"("annotations":{"rev":"canary"})"));
+  s.add_index("rev", [](const rapidjson::Value& o) -> std::vector<std::string> {
+    const auto& ann = o["metadata"]["annotations"];
+    return {ann["rev"].GetString()};
+  });
+  EXPECT_EQ(names(s.by_index("rev", "canary")), (std::vector<std::string>{"a/x"}));
+}
+
+TEST(Store, ProjectionRunsBeforeStoringAndBeforeHandlers) {
+  Store s(strip_managed_fields);
+  bool handler_saw_managed_fields = true;
+  StoreHandlers h;
+  h.on_add = [&](const Object& o) {
+    handler_saw_managed_fields = (*o)["metadata"].HasMember("managedFields");
+  };
+  s.add_handlers(h);
+  s.apply(obj(
+      "a", "x", "1",
+      R"("managedFields":[{"manager":"kubectl"}],"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{}","keep":"me"})"));
+  EXPECT_FALSE(handler_saw_managed_fields);
+  const auto& meta = (*s.get("a/x"))["metadata"];
+  EXPECT_FALSE(meta.HasMember("managedFields"));
+  EXPECT_FALSE(meta["annotations"].HasMember("kubectl.kubernetes.io/last-applied-configuration"));
+  EXPECT_TRUE(meta["annotations"].HasMember("keep"));
+}
+
+std::string to_text(const rapidjson::Value& v) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  v.Accept(w);
+  return buf.GetString();
+}
+
+TEST(CompactObject, CopiesExactlyIntoOneRightSizedChunk) {
+  rapidjson::Document d;
+  d.Parse(R"({"metadata":{"name":"a-rather-long-name-for-a-pod-0123456789","namespace":"ns",
+      "labels":{"app":"web","pod-template-hash":"5d8c7f9b6d"},"ownerReferences":[{"uid":"u",
+      "kind":"ReplicaSet","controller":true}]},"spec":{"n":[1,2.5,"three",null,false,{}]}})");
+  ASSERT_FALSE(d.HasParseError());
+  Object o = compact_object(d);
+  EXPECT_EQ(to_text(*o), to_text(d));
+  std::size_t estimate = compact_size(d);
+  rapidjson::MemoryPoolAllocator<> pool(estimate + 64);
+  rapidjson::Document copy(&pool);
+  copy.CopyFrom(d, pool);
+  EXPECT_LE(pool.Capacity(), estimate + 64) << "the estimate was too small: a second chunk";
+  EXPECT_LT(estimate, 2048u);
+}
+
+TEST(Store, ReplaceFromAListItemsArray) {
+  Store s(strip_managed_fields);
+  rapidjson::Document list;
+  list.Parse(R"({"items":[{"metadata":{"name":"a","namespace":"n","resourceVersion":"1",
+      "managedFields":[{}]}}, 7, {"metadata":{"name":"b","namespace":"n","resourceVersion":"2"}}]})");
+  s.replace(list["items"]);
+  EXPECT_EQ(s.keys(), (std::vector<std::string>{"n/a", "n/b"}));
+  EXPECT_FALSE((*s.get("n/a"))["metadata"].HasMember("managedFields"));
+  EXPECT_TRUE(s.has_synced());
+}
+
+TEST(Store, ObjectsAreSharedNotCopied) {
+  Store s;
+  s.apply(obj("a", "x", "1"));
+  Object held = s.get("a/x");
+  s.apply(obj("a", "x", "2"));
+  EXPECT_EQ(resource_version_of(*held), "1") << "a reader's object must never change under it";
+  EXPECT_EQ(s.get("a/x").get(), s.get("a/x").get());
+}
+
+}  // namespace
+}  // namespace meshop::runtime
