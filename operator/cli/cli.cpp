@@ -23,7 +23,6 @@ const std::vector<Planned>& planned_commands() {
       {{"run"}, "Run the operator: watch the cluster, reconcile, serve the injection webhook", 6},
       {{"webhook"}, "Serve the sidecar-injection webhook standalone", 5},
       {{"kube-inject"}, "Inject the sidecar into Kubernetes manifests", 5},
-      {{"template", "render"}, "Render a Go text/template with data", 3},
       {{"manifest", "generate"}, "Render the manifests of an IstioOperator", 6},
       {{"profile", "list"}, "List the installation profiles", 6},
       {{"profile", "dump"}, "Print a profile, merged with overlays", 6},
@@ -132,6 +131,7 @@ int run(std::span<const std::string> args, std::ostream& out, std::ostream& err)
       ->check(CLI::IsMember({"debug", "info", "warn", "warning", "error"}));
 
   add_version_command(root, ctx);
+  add_template_command(root, ctx);
   add_planned(root, ctx);
 
   std::vector<std::string> rev(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));

@@ -17,5 +17,6 @@ struct Context {
 };
 
 void add_version_command(CLI::App& root, Context& ctx);
+void add_template_command(CLI::App& root, Context& ctx);
 
 }  // namespace meshop::cli

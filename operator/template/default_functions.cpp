@@ -1,0 +1,20 @@
+// default_functions(): what Istio's injector registers, in Go's order:
+// Funcs(sprig.TxtFuncMap()) then meshop's Helm-style extras, then Funcs(InjectionFuncmap),
+// so Istio's indent, contains, env and omit replace sprig's.
+#include "operator/template/funcs.hpp"
+#include "operator/template/functions.hpp"
+
+namespace meshop::template_engine {
+
+const FunctionMap& default_functions() {
+  static const FunctionMap functions = [] {
+    FunctionMap fm;
+    add_sprig_functions(fm);
+    add_extra_functions(fm);
+    add_istio_functions(fm);
+    return fm;
+  }();
+  return functions;
+}
+
+}  // namespace meshop::template_engine

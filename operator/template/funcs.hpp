@@ -1,0 +1,20 @@
+// The function libraries behind default_functions(): sprig v3.3.0's TxtFuncMap (the subset
+// meshop implements, see funcs_sprig.cpp), meshop's Helm-style extras (`required`,
+// `fromYaml`) and Istio's injection FuncMap (pkg/kube/inject/template.go), which overrides
+// sprig's indent, contains, env and omit. Each add_* call adds (or replaces) entries, so
+// the registration order is Go's `Funcs(sprig).Funcs(extras).Funcs(istio)`.
+//
+// Thread safety: the functions are pure, except `set`/`unset`/`merge`/`mergeOverwrite`,
+// which mutate their map argument exactly as sprig does, and `env`, which reads the
+// process environment.
+#pragma once
+
+#include "operator/template/functions.hpp"
+
+namespace meshop::template_engine {
+
+void add_sprig_functions(FunctionMap& fm);
+void add_extra_functions(FunctionMap& fm);
+void add_istio_functions(FunctionMap& fm);
+
+}  // namespace meshop::template_engine

@@ -1,0 +1,87 @@
+// A parsed Go text/template, executable many times and from many threads at once.
+//
+//   auto t = Template::parse("inject", text);              // sprig + Istio functions
+//   if (!t) { report(t.error()); }                          // "template: inject:3: ..."
+//   Result<std::string> out = (*t)->execute(data);          // data: a Value (see data.hpp)
+//
+// Semantics are Go's text/template with Option("missingkey=default"): the whole language
+// (trim markers, comments, if/else if/else, range over lists, maps in key order and ints,
+// break/continue, with/else with, define/template/block, variables with Go's scoping,
+// pipelines, parenthesised pipelines and chains), the builtins (and, or, not, eq, ne, lt,
+// le, gt, ge, len, index, slice, print, printf, println, html, js, urlquery, call), Go fmt
+// printing, and Go's error messages:
+//   parse:   template: NAME:LINE: MESSAGE
+//   execute: template: NAME:LINE:COL: executing "TEMPLATE" at <NODE>: MESSAGE
+// An execution that fails produces no output.
+//
+// Limits (Go has none or larger ones; ours keep the C++ stack bounded on any input):
+// nested {{template}} calls 1000 deep ("exceeded maximum template depth (1000)"; Go's limit
+// is 100000), if/with/range bodies and template calls nested 1000 deep at run time
+// ("exceeded maximum nesting depth (1000)"; under 1 MB of stack at -O2),
+// parenthesised expressions 1000 deep ("max expression depth exceeded"), and control
+// structures nested 1000 deep ("max control nesting depth exceeded"). Complex-number
+// constants (`1i`) are rejected at parse time. As a safety net for builds with larger stack
+// frames (sanitizers), parsing and execution also stop with those errors when they have used
+// 4 MiB of stack: run them on threads with at least 8 MiB (the Linux default).
+//
+// Thread safety: a Template is immutable after parse(); execute() may run concurrently from
+// any number of threads. The data passed to execute() is only read (unless the template
+// calls mutating functions such as sprig's `set`, which mutate it as Go does).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "operator/template/functions.hpp"
+#include "operator/template/value.hpp"
+
+namespace meshop::template_engine {
+
+namespace detail {
+struct TemplateSet;
+}
+
+// Bounds for one execution, for callers that run untrusted templates (fuzzers, a webhook
+// guarding against runaway templates). Zero means unlimited, as in Go.
+struct ExecOptions {
+  std::size_t max_output_bytes = 0;
+  // Steps: nodes walked plus loop iterations.
+  std::uint64_t max_steps = 0;
+};
+
+class Template {
+ public:
+  // Parses `text` as the template `name` (plus the templates it defines) with the
+  // functions of `functions` on top of the builtins. The function map is copied.
+  static Result<std::shared_ptr<const Template>> parse(std::string name, std::string_view text,
+                                                       const FunctionMap& functions);
+  // Same, with default_functions() (sprig overlaid with Istio's functions).
+  static Result<std::shared_ptr<const Template>> parse(std::string name, std::string_view text);
+
+  // Executes the template `name()` on `data`.
+  Result<std::string> execute(const Value& data) const;
+  Result<std::string> execute(const Value& data, const ExecOptions& options) const;
+  // Executes the associated template `template_name` (one of its {{define}}s).
+  Result<std::string> execute_template(std::string_view template_name, const Value& data,
+                                       const ExecOptions& options = {}) const;
+  // Appends the output to `out`; on error returns the message and leaves `out` unchanged.
+  std::optional<std::string> execute_into(std::string& out, const Value& data,
+                                          const ExecOptions& options = {}) const;
+
+  const std::string& name() const;
+  // Names of all templates in the set (the main one and every define/block), sorted.
+  std::vector<std::string> template_names() const;
+  bool has_template(std::string_view name) const;
+
+  explicit Template(std::shared_ptr<const detail::TemplateSet> set);
+  ~Template();
+
+ private:
+  std::shared_ptr<const detail::TemplateSet> set_;
+};
+
+}  // namespace meshop::template_engine

@@ -1,0 +1,72 @@
+// Internal: the immutable result of parsing (all trees of one template text) and the entry
+// points of the parser and the executor.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "operator/template/ast.hpp"
+#include "operator/template/functions.hpp"
+#include "operator/template/template.hpp"
+
+namespace meshop::template_engine::detail {
+
+inline constexpr int kMaxExecDepth = 1000;
+inline constexpr int kMaxParenDepth = 1000;
+inline constexpr int kMaxControlDepth = 1000;
+inline constexpr int kMaxExecNesting = 1000;
+// Stack the parser or the executor may use below the frame that called them. A safety net
+// for builds with large frames (sanitizers), where the counts above are not enough.
+inline constexpr std::size_t kStackBudget = 4u << 20;
+
+// Measures stack use from the frame that constructed it.
+class StackBudget {
+ public:
+  StackBudget() : base_(here()) {}
+  bool exceeded() const {
+    std::uintptr_t h = here();
+    return (base_ > h ? base_ - h : h - base_) > kStackBudget;
+  }
+
+ private:
+  static std::uintptr_t here() {
+    return reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  }
+  std::uintptr_t base_;
+};
+
+struct TemplateSet {
+  std::string name;  // the main template; also Go's ParseName used in every position
+  std::string text;  // the source, for line:column of execution errors
+  std::vector<std::unique_ptr<Node>> arena;
+  std::map<std::string, ListNode*, std::less<>> trees;
+  FunctionMap funcs;
+  std::vector<std::string> var_names;  // VariableNode::var_id -> "$name"; id 0 is "$"
+
+  template <class T, class... A>
+  T* make(A&&... a) {
+    auto p = std::make_unique<T>(std::forward<A>(a)...);
+    T* raw = p.get();
+    arena.push_back(std::move(p));
+    return raw;
+  }
+};
+
+// Parses; the error is Go's parse error text.
+Result<std::shared_ptr<TemplateSet>> parse_set(std::string name, std::string_view text,
+                                               const FunctionMap& funcs);
+
+// Executes the tree `tmpl` on `data`, appending to `out`. On error returns Go's execution
+// error text; `out` then holds partial output (the caller truncates). String literals of the
+// template reach the data (e.g. `set .m "k" "v"`) as references that keep `set` alive, so data
+// may outlive the Template it was rendered with.
+std::optional<std::string> execute_set(const std::shared_ptr<const TemplateSet>& set,
+                                       std::string_view tmpl, const Value& data, std::string& out,
+                                       const ExecOptions& options);
+
+}  // namespace meshop::template_engine::detail
