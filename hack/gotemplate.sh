@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds meshop's Go text/template oracle (hack/gotemplate: Go text/template + sprig v3 +
+# the Istio injection functions) and prints the path of the binary.
+#   hack/gotemplate.sh [OUT_DIR]
+# OUT_DIR defaults to ${MESHOP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/meshop}/gotemplate; the
+# build is skipped when the binary is newer than every file of the module.
+# Also: hack/gotemplate.sh --istio-dir   prints the module-cache directory of the pinned
+# istio.io/istio version (downloading it if needed), whose manifests the tests render.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mod="$here/gotemplate"
+# The istio.io/istio revision whose templates the differential test and the benchmark render.
+ISTIO_VERSION=v0.0.0-20260827124520-eed52ebb66ad
+
+command -v go >/dev/null || { echo "gotemplate: no Go toolchain on PATH" >&2; exit 1; }
+export GOTOOLCHAIN=local GOFLAGS=-mod=readonly
+
+if [ "${1:-}" = "--istio-dir" ]; then
+  dir=$(cd "$mod" && go mod download -json "istio.io/istio@$ISTIO_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
+  [ -d "$dir" ] || { echo "gotemplate: could not download istio.io/istio@$ISTIO_VERSION" >&2; exit 1; }
+  echo "$dir"
+  exit 0
+fi
+
+out=${1:-${MESHOP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/meshop}/gotemplate}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+bin="$out/gotemplate"
+if [ -x "$bin" ] && [ -z "$(find "$mod" -newer "$bin" -type f | head -1)" ]; then
+  echo "$bin"
+  exit 0
+fi
+(cd "$mod" && go build -trimpath -o "$bin.tmp" .) >&2
+mv "$bin.tmp" "$bin"
+echo "$bin"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs the template differential suite: meshop's engine against Go's text/template + sprig.
+#   test/differential/run.sh RUNNER WORK_DIR [--verbose]
+# Environment:
+#   MESHOP_DIFF_SEED   seed of the generated cases (default 20261129)
+#   MESHOP_DIFF_GEN    number of generated cases (default 600)
+#   MESHOP_DIFF_SKIP_UPSTREAM=1  do not render upstream's templates (no module download)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+runner=$1
+work=$2
+shift 2
+mkdir -p "$work"
+oracle=$(bash "$root/hack/gotemplate.sh" "$work/bin")
+
+"$oracle" collect -out "$work/hand.jsonl" "$here"/cases/*.cases
+"$oracle" gen -seed "${MESHOP_DIFF_SEED:-20261129}" -n "${MESHOP_DIFF_GEN:-600}" -out "$work/gen.jsonl"
+cat "$work/hand.jsonl" "$work/gen.jsonl" > "$work/all.jsonl"
+
+if [ "${MESHOP_DIFF_SKIP_UPSTREAM:-0}" != 1 ]; then
+  istio=$(bash "$root/hack/gotemplate.sh" --istio-dir)
+  files="$istio/manifests/charts/istio-control/istio-discovery/files"
+  for fixture in "$here"/data/sidecar-*.json; do
+    variant=$(basename "$fixture" .json)
+    "$oracle" sidecar-data -values "$files/../values.yaml" -fixture "$fixture" -out "$work/$variant.data.json"
+    "$oracle" filecases -data "$work/$variant.data.json" -prefix "upstream/$variant/" -tname inject \
+      "$files/injection-template.yaml" "$files/gateway-injection-template.yaml" \
+      "$files/grpc-agent.yaml" "$files/grpc-simple.yaml" >> "$work/all.jsonl"
+  done
+fi
+
+# `env` reads the process environment: give both engines the same.
+export MESHOP_TEMPLATE_TEST_ENV=from-env
+unset MESHOP_TEMPLATE_TEST_UNSET || true
+"$oracle" render -in "$work/all.jsonl" -out "$work/go.jsonl"
+"$runner" "$work/all.jsonl" "$work/go.jsonl" --report "$work/report.txt" "$@"

@@ -1,0 +1,216 @@
+// Differential check of meshop's Go text/template engine against Go itself.
+//
+//   meshop_template_differential CASES.jsonl GO_RESULTS.jsonl [--verbose] [--report FILE]
+//
+// CASES.jsonl holds {"name", "template", "data", "tname"} per line (hack/gotemplate writes
+// them: hand-written case files, generated cases, upstream templates); GO_RESULTS.jsonl is
+// what `gotemplate render` answered for the same lines: {"name", "output" | "output_b64" |
+// "error", "ok"}. Every case is parsed and executed here with default_functions() and the
+// outcome compared:
+//   - Go succeeded: the output must be byte-identical;
+//   - Go failed: meshop must fail too; the message is compared as well and reported as a
+//     match rate, but a different message does not fail the case.
+// Prints "N passed, M failed", the failing case names (with a diff excerpt), and the error
+// message match rate. Exit status 0 only when no case failed.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+#include "operator/template/funcs_support.hpp"
+#include "operator/template/template.hpp"
+
+namespace {
+
+using meshop::template_engine::Template;
+using meshop::template_engine::Value;
+
+struct Expect {
+  bool ok = false;
+  std::string output;
+  std::string error;
+};
+
+std::string b64_decode(std::string_view in) {
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  int bits = 0;
+  std::uint32_t acc = 0;
+  for (char c : in) {
+    int v = val(c);
+    if (v < 0) continue;
+    acc = acc << 6 | static_cast<std::uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
+std::string str_member(const rapidjson::Value& v, const char* name) {
+  auto it = v.FindMember(name);
+  if (it == v.MemberEnd() || !it->value.IsString()) return {};
+  return {it->value.GetString(), it->value.GetStringLength()};
+}
+
+// First differing line, for the report.
+std::string diff_excerpt(const std::string& want, const std::string& got) {
+  std::size_t i = 0;
+  while (i < want.size() && i < got.size() && want[i] == got[i])
+    ++i;
+  std::size_t line_start = want.rfind('\n', i == 0 ? 0 : i - 1);
+  line_start = line_start == std::string::npos ? 0 : line_start + 1;
+  auto cut = [&](const std::string& s) {
+    std::string piece = s.substr(std::min(line_start, s.size()), 160);
+    std::string escaped;
+    for (char c : piece) {
+      if (c == '\n')
+        escaped += "\\n";
+      else if (c == '\t')
+        escaped += "\\t";
+      else
+        escaped += c;
+    }
+    return escaped;
+  };
+  std::ostringstream out;
+  out << "at byte " << i << "\n      go:     " << cut(want) << "\n      meshop: " << cut(got);
+  return out.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::cerr << "usage: meshop_template_differential CASES.jsonl GO_RESULTS.jsonl [--verbose]\n";
+    return 2;
+  }
+  bool verbose = false;
+  std::string report_path;
+  for (int i = 3; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--verbose") verbose = true;
+    if (a == "--report" && i + 1 < argc) report_path = argv[++i];
+  }
+  std::map<std::string, Expect> expects;
+  {
+    std::ifstream in(argv[2]);
+    if (!in) {
+      std::cerr << "cannot read " << argv[2] << "\n";
+      return 2;
+    }
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty()) continue;
+      rapidjson::Document d;
+      d.Parse(line.data(), line.size());
+      if (d.HasParseError() || !d.IsObject()) {
+        std::cerr << "bad result line in " << argv[2] << "\n";
+        return 2;
+      }
+      Expect e;
+      auto ok = d.FindMember("ok");
+      e.ok = ok != d.MemberEnd() && ok->value.IsBool() && ok->value.GetBool();
+      e.output = str_member(d, "output");
+      if (std::string b = str_member(d, "output_b64"); !b.empty()) e.output = b64_decode(b);
+      e.error = str_member(d, "error");
+      expects[str_member(d, "name")] = std::move(e);
+    }
+  }
+  std::ifstream in(argv[1]);
+  if (!in) {
+    std::cerr << "cannot read " << argv[1] << "\n";
+    return 2;
+  }
+  std::ofstream report;
+  if (!report_path.empty()) report.open(report_path);
+  int passed = 0, failed = 0, errors_both = 0, errors_same_text = 0;
+  std::vector<std::string> failures;
+  std::vector<std::string> message_mismatches;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    rapidjson::Document d;
+    d.Parse<rapidjson::kParseFullPrecisionFlag>(line.data(), line.size());
+    if (d.HasParseError() || !d.IsObject()) {
+      std::cerr << "bad case line in " << argv[1] << "\n";
+      return 2;
+    }
+    std::string name = str_member(d, "name");
+    std::string text = str_member(d, "template");
+    std::string tname = str_member(d, "tname");
+    if (tname.empty()) tname = "t";
+    Value data = Value::nil();
+    if (auto it = d.FindMember("data"); it != d.MemberEnd())
+      data = meshop::template_engine::funcs::from_rapidjson(it->value);
+    auto ex = expects.find(name);
+    if (ex == expects.end()) {
+      failures.push_back(name + ": no Go result");
+      ++failed;
+      continue;
+    }
+    bool ok = false;
+    std::string got, err;
+    auto t = Template::parse(tname, text);
+    if (!t) {
+      err = t.error();
+    } else {
+      auto r = (*t)->execute(data);
+      if (r) {
+        ok = true;
+        got = *r;
+      } else {
+        err = r.error();
+      }
+    }
+    const Expect& want = ex->second;
+    std::string why;
+    if (want.ok && !ok) {
+      why = "go rendered, meshop failed: " + err;
+    } else if (!want.ok && ok) {
+      why = "go failed (" + want.error + "), meshop rendered: " + got.substr(0, 200);
+    } else if (want.ok && got != want.output) {
+      why = "output differs " + diff_excerpt(want.output, got);
+    }
+    if (!want.ok && !ok) {
+      ++errors_both;
+      if (want.error == err)
+        ++errors_same_text;
+      else
+        message_mismatches.push_back(name + "\n      go:     " + want.error +
+                                     "\n      meshop: " + err);
+    }
+    if (why.empty()) {
+      ++passed;
+    } else {
+      ++failed;
+      failures.push_back(name + ": " + why);
+    }
+    if (report.is_open()) report << (why.empty() ? "PASS " : "FAIL ") << name << "\n";
+  }
+  for (const auto& f : failures)
+    std::cout << "FAILED " << f << "\n";
+  if (verbose)
+    for (const auto& m : message_mismatches)
+      std::cout << "message differs: " << m << "\n";
+  std::cout << "error cases: " << errors_both << " failed in both, " << errors_same_text
+            << " with identical message text";
+  if (errors_both > 0) std::cout << " (" << (100.0 * errors_same_text / errors_both) << "%)";
+  std::cout << "\n";
+  std::cout << passed << " passed, " << failed << " failed\n";
+  return failed == 0 ? 0 : 1;
+}

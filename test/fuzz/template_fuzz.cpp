@@ -1,0 +1,86 @@
+// libFuzzer target for the template engine: lexer, parser and executor (with the sprig and
+// Istio functions) on arbitrary template text. Whatever the input, parse() and execute()
+// must return a value or an error: no crash, no sanitizer report, no hang.
+//
+// Inputs that are valid Go templates but legitimately unbounded are skipped, because Go
+// would not finish on them either: large integer literals (loop counts, widths, repeat
+// counts), more than two `range`s (nested loops), more than one `template`/`block` call
+// (exponential recursion), `repeat`, and variable re-assignment inside a range (doubling a
+// string each iteration). The engine's own limits (template depth, expression nesting)
+// are exercised, not filtered.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "operator/template/funcs_support.hpp"
+#include "operator/template/template.hpp"
+
+namespace {
+
+using meshop::template_engine::Template;
+using meshop::template_engine::Value;
+
+std::size_t count(std::string_view s, std::string_view what) {
+  std::size_t n = 0;
+  for (std::size_t at = s.find(what); at != std::string_view::npos; at = s.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+bool bounded(std::string_view s) {
+  // Number-like tokens: at most 3 characters, no exponent or base prefix.
+  for (std::size_t i = 0; i < s.size();) {
+    auto is_tok = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+    };
+    if (std::isdigit(static_cast<unsigned char>(s[i])) &&
+        (i == 0 || !std::isalpha(static_cast<unsigned char>(s[i - 1])))) {
+      std::size_t j = i;
+      while (j < s.size() && is_tok(s[j]))
+        ++j;
+      std::string_view tok = s.substr(i, j - i);
+      if (tok.size() > 3 || tok.find_first_of("eExXoObBpP") != std::string_view::npos) return false;
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  if (count(s, "range") > 2 || count(s, "template") + count(s, "block") > 1) return false;
+  if (count(s, "repeat") > 0 || count(s, "until") > 0) return false;
+  if (count(s, "range") > 0) {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i] != '=') continue;
+      char prev = i > 0 ? s[i - 1] : ' ';
+      char next = i + 1 < s.size() ? s[i + 1] : ' ';
+      if (prev != ':' && prev != '!' && prev != '<' && prev != '>' && prev != '=' && next != '=')
+        return false;
+    }
+  }
+  return true;
+}
+
+// Fresh per input: templates may mutate their data (sprig's set, merge), and a mutation must
+// not leak into the next input.
+Value data() {
+  return *meshop::template_engine::funcs::parse_json_value(R"({
+    "s": "str", "e": "", "n": 15020, "f": 1.5, "t": true, "nil": null,
+    "list": ["a", "b", 1, null, {"k": "v"}], "m": {"a": 1, "b": "two", "c": {"d": [1, 2]}},
+    "ObjectMeta": {"Annotations": {"x": "1"}, "Labels": {"app": "a"}},
+    "Spec": {"Containers": [{"Name": "app", "Ports": [{"ContainerPort": 80}]}]},
+    "Values": {"global": {"proxy": {"statusPort": 15020, "resources": {"limits": null}}}}
+  })");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
+  if (size > 4096) return 0;
+  std::string_view text(reinterpret_cast<const char*>(bytes), size);
+  if (!bounded(text)) return 0;
+  auto t = Template::parse("fuzz", text);
+  if (!t) return 0;
+  auto out = (*t)->execute(data());
+  (void)out;
+  return 0;
+}
