@@ -9,18 +9,13 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mod="$here/gotemplate"
-# The istio.io/istio revision whose templates the differential test and the benchmark render.
-ISTIO_VERSION=v0.0.0-20260827124520-eed52ebb66ad
+. "$here/lib/versions.sh"
 
 command -v go >/dev/null || { echo "gotemplate: no Go toolchain on PATH" >&2; exit 1; }
 export GOTOOLCHAIN=local GOFLAGS=-mod=readonly
 
 if [ "${1:-}" = "--istio-dir" ]; then
-  dir=$(cd "$mod" && go mod download -json "istio.io/istio@$ISTIO_VERSION" |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
-  [ -d "$dir" ] || { echo "gotemplate: could not download istio.io/istio@$ISTIO_VERSION" >&2; exit 1; }
-  echo "$dir"
-  exit 0
+  exec bash "$here/istio-module.sh"  # the pinned istio.io/istio (hack/lib/versions.sh)
 fi
 
 out=${1:-${MESHOP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/meshop}/gotemplate}

@@ -3,8 +3,11 @@
 # needs, builds the local control plane from Go modules (cached outside the work tree),
 # builds meshop with warnings as errors, checks formatting, then runs ctest: unit tests
 # and end-to-end tests against a real local control plane (started and torn down by ctest).
+# The libFuzzer targets (YAML reader, template engine) run for MESHOP_FUZZ_SECONDS each
+# (default 60) in a separate clang build before ctest.
 #   hack/test.sh            everything
-#   hack/test.sh -L unit    only the unit tests (any ctest arguments are passed on)
+#   hack/test.sh -L unit    only the unit tests (any ctest arguments are passed on; fuzzing
+#                           then runs only if MESHOP_FUZZ_SECONDS is set)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 t0=$(date +%s)
@@ -18,6 +21,10 @@ step "build"
 bash hack/build.sh relwithdebinfo
 step "format"
 bash hack/format.sh --check
+if [ $# -eq 0 ] || [ -n "${MESHOP_FUZZ_SECONDS:-}" ]; then
+  step "fuzz (${MESHOP_FUZZ_SECONDS:-60}s per target)"
+  bash hack/fuzz.sh "${MESHOP_FUZZ_SECONDS:-60}"
+fi
 step "ctest"
 # e2e tests share one cluster (RESOURCE_LOCK); unit tests run two at a time.
 ctest --test-dir build/relwithdebinfo --output-on-failure -j 2 "$@"
