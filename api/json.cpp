@@ -344,6 +344,16 @@ const Value* find_member(const Value& object, std::string_view name) {
   return nullptr;
 }
 
+std::string string_at(const Value& root, std::initializer_list<std::string_view> names) {
+  const Value* v = &root;
+  for (std::string_view name : names) {
+    if (!v->IsObject()) return {};
+    v = find_member(*v, name);
+    if (v == nullptr) return {};
+  }
+  return v->IsString() ? std::string(string_view_of(*v)) : std::string();
+}
+
 Value* find_member(Value& object, std::string_view name) {
   return const_cast<Value*>(find_member(static_cast<const Value&>(object), name));
 }

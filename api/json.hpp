@@ -10,6 +10,7 @@
 // distinct documents, and concurrently on the same const document.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,6 +73,10 @@ long long parse_array_index(std::string_view token);
 // Member lookup by name that works with string_view (no temporary Value).
 const Value* find_member(const Value& object, std::string_view name);
 Value* find_member(Value& object, std::string_view name);
+
+// The string at the member path `names` (e.g. {"metadata", "name"}), or "" when a member is
+// missing, a step is not an object, or the last value is not a string.
+std::string string_at(const Value& root, std::initializer_list<std::string_view> names);
 
 // A string Value holding a copy of `s` in `allocator`.
 inline Value make_string(std::string_view s, Allocator& allocator) {

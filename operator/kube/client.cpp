@@ -8,6 +8,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "api/json.hpp"
 #include "operator/kube/line_splitter.hpp"
 #include "operator/kube/transport.hpp"
 
@@ -61,20 +62,6 @@ class Query {
  private:
   std::string q_;
 };
-
-std::string member_string(const rapidjson::Value& v, const char* a, const char* b = nullptr) {
-  if (!v.IsObject()) return {};
-  auto it = v.FindMember(a);
-  if (it == v.MemberEnd()) return {};
-  const rapidjson::Value* x = &it->value;
-  if (b != nullptr) {
-    if (!x->IsObject()) return {};
-    auto jt = x->FindMember(b);
-    if (jt == x->MemberEnd()) return {};
-    x = &jt->value;
-  }
-  return x->IsString() ? std::string(x->GetString(), x->GetStringLength()) : std::string();
-}
 
 std::string describe(std::string_view verb, const ResourceType& type, std::string_view ns,
                      std::string_view name) {
@@ -144,7 +131,7 @@ std::string_view to_string(WatchEventType type) {
 }
 
 std::string WatchEvent::resource_version() const {
-  return member_string(object, "metadata", "resourceVersion");
+  return api::string_at(object, {"metadata", "resourceVersion"});
 }
 
 class Watch::Impl {
@@ -198,7 +185,7 @@ Result<std::optional<WatchEvent>> Watch::Impl::parse(std::string_view line) {
     return fail(make_error(ErrorKind::kDecode,
                            what_ + ": malformed watch event: " + std::string(line.substr(0, 200))));
   }
-  std::string type = member_string(doc, "type");
+  std::string type = api::string_at(doc, {"type"});
   auto obj = doc.FindMember("object");
   if (obj == doc.MemberEnd() || !obj->value.IsObject()) {
     return fail(make_error(ErrorKind::kDecode, what_ + ": watch event without object: " +
@@ -365,8 +352,8 @@ Task<Result<ListPage>> Client::list(const ResourceType& type, std::string_view n
   }
   if (items->value.IsNull()) items->value.SetArray();  // an empty list may come as null
   ListPage page;
-  page.resource_version = member_string(*doc, "metadata", "resourceVersion");
-  page.continue_token = member_string(*doc, "metadata", "continue");
+  page.resource_version = api::string_at(*doc, {"metadata", "resourceVersion"});
+  page.continue_token = api::string_at(*doc, {"metadata", "continue"});
   page.list = std::move(*doc);
   co_return page;
 }
@@ -402,9 +389,9 @@ Task<Result<ListPage>> Client::list_all(const ResourceType& type, std::string_vi
 Task<Result<rapidjson::Document>> Client::create(const ResourceType& type, std::string_view ns,
                                                  const rapidjson::Value& object,
                                                  WriteOptions options) {
-  std::string obj_ns = member_string(object, "metadata", "namespace");
-  std::string name = member_string(object, "metadata", "name");
-  if (name.empty()) name = member_string(object, "metadata", "generateName") + "*";
+  std::string obj_ns = api::string_at(object, {"metadata", "namespace"});
+  std::string name = api::string_at(object, {"metadata", "name"});
+  if (name.empty()) name = api::string_at(object, {"metadata", "generateName"}) + "*";
   std::string eff_ns = ns.empty() ? obj_ns : std::string(ns);
   std::string what = describe("create", type, eff_ns, name);
   if (!ns.empty() && !obj_ns.empty() && obj_ns != ns) {
@@ -432,8 +419,8 @@ namespace {
 Task<Result<rapidjson::Document>> put_object(Transport& t, const ResourceType& type,
                                              const rapidjson::Value& object, WriteOptions options,
                                              std::string subresource) {
-  std::string ns = member_string(object, "metadata", "namespace");
-  std::string name = member_string(object, "metadata", "name");
+  std::string ns = api::string_at(object, {"metadata", "namespace"});
+  std::string name = api::string_at(object, {"metadata", "name"});
   std::string what =
       describe(subresource.empty() ? "update" : "update " + subresource + " of", type, ns, name);
   if (name.empty()) co_return make_error(ErrorKind::kBadRequest, what + ": metadata.name is empty");
@@ -496,8 +483,8 @@ Task<Result<rapidjson::Document>> Client::apply(const ResourceType& type,
                                                 const rapidjson::Value& object,
                                                 std::string field_manager, bool force,
                                                 std::string subresource) {
-  std::string ns = member_string(object, "metadata", "namespace");
-  std::string name = member_string(object, "metadata", "name");
+  std::string ns = api::string_at(object, {"metadata", "namespace"});
+  std::string name = api::string_at(object, {"metadata", "name"});
   PatchOptions o;
   o.field_manager = std::move(field_manager);
   o.force = force;
@@ -601,9 +588,9 @@ Task<Result<ResourceType>> Client::discover(std::string_view api_version, std::s
     }
     if (auto res = doc->FindMember("resources"); res != doc->MemberEnd() && res->value.IsArray()) {
       for (const auto& r2 : res->value.GetArray()) {
-        std::string name = member_string(r2, "name");
+        std::string name = api::string_at(r2, {"name"});
         if (name.empty() || name.find('/') != std::string::npos) continue;  // subresources
-        ResourceType t{group, version, name, member_string(r2, "kind"), true};
+        ResourceType t{group, version, name, api::string_at(r2, {"kind"}), true};
         if (auto ns = r2.FindMember("namespaced"); ns != r2.MemberEnd() && ns->value.IsBool()) {
           t.namespaced = ns->value.GetBool();
         }

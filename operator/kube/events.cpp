@@ -9,22 +9,10 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "api/json.hpp"
+
 namespace meshop::kube {
 namespace {
-
-std::string member(const rapidjson::Value& v, const char* a, const char* b = nullptr) {
-  if (!v.IsObject()) return {};
-  auto it = v.FindMember(a);
-  if (it == v.MemberEnd()) return {};
-  const rapidjson::Value* x = &it->value;
-  if (b != nullptr) {
-    if (!x->IsObject()) return {};
-    auto jt = x->FindMember(b);
-    if (jt == x->MemberEnd()) return {};
-    x = &jt->value;
-  }
-  return x->IsString() ? std::string(x->GetString(), x->GetStringLength()) : std::string();
-}
 
 // metav1.MicroTime: 2006-01-02T15:04:05.000000Z
 std::string micro_time(std::chrono::system_clock::time_point t) {
@@ -56,12 +44,12 @@ std::string series_key(const EventRecorder::Pending& p) {
 
 ObjectReference reference_to(const rapidjson::Value& object) {
   ObjectReference r;
-  r.api_version = member(object, "apiVersion");
-  r.kind = member(object, "kind");
-  r.ns = member(object, "metadata", "namespace");
-  r.name = member(object, "metadata", "name");
-  r.uid = member(object, "metadata", "uid");
-  r.resource_version = member(object, "metadata", "resourceVersion");
+  r.api_version = api::string_at(object, {"apiVersion"});
+  r.kind = api::string_at(object, {"kind"});
+  r.ns = api::string_at(object, {"metadata", "namespace"});
+  r.name = api::string_at(object, {"metadata", "name"});
+  r.uid = api::string_at(object, {"metadata", "uid"});
+  r.resource_version = api::string_at(object, {"metadata", "resourceVersion"});
   return r;
 }
 

@@ -88,5 +88,16 @@ TEST(GoFormat, FloatGMatchesStrconv) {
   EXPECT_EQ(go_format_float_g(1.1), "1.1");
 }
 
+TEST(Json, StringAtFollowsMembersAndIsEmptyOtherwise) {
+  auto doc = parse_json(R"({"metadata": {"name": "x", "n": 1, "l": ["a"]}, "kind": "Pod"})");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(string_at(*doc, {"metadata", "name"}), "x");
+  EXPECT_EQ(string_at(*doc, {"kind"}), "Pod");
+  EXPECT_EQ(string_at(*doc, {"metadata", "n"}), "");        // not a string
+  EXPECT_EQ(string_at(*doc, {"metadata", "missing"}), "");  // absent
+  EXPECT_EQ(string_at(*doc, {"kind", "name"}), "");         // a step that is not an object
+  EXPECT_EQ(string_at(*doc, {"metadata", "l", "0"}), "");   // arrays are not walked
+}
+
 }  // namespace
 }  // namespace meshop::api
