@@ -16,6 +16,7 @@
 
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
+#include "operator/kube/update.hpp"
 
 namespace meshop::kube {
 namespace {
@@ -525,6 +526,59 @@ TEST_F(KubeClient, EventRecorderAggregatesRepeats) {
   }
   EXPECT_EQ(count_by_reason, (std::map<std::string, int>{{"RestartFailed", 1}, {"Restarted", 3}}));
   EXPECT_EQ(events->list["items"].Size(), 2u);
+}
+
+}  // namespace
+}  // namespace meshop::kube
+
+namespace meshop::kube {
+namespace {
+
+// A stale copy (as an informer may hold) meets a write made by someone else: the first PUT
+// gets 409, update_with_retry reads the object again and re-applies the change, so both
+// writes survive.
+TEST_F(KubeClient, UpdateConflictsAreRetriedByReReading) {
+  auto created = create_cm("race", "v1");
+  ASSERT_TRUE(created) << created.error().message;
+  rapidjson::Document stale;
+  stale.CopyFrom(*created, stale.GetAllocator());
+
+  // Someone else writes after our copy was taken.
+  (*created)["data"]["k"].SetString("v2");
+  auto other = run(client_->update(resources::kConfigMaps, *created));
+  ASSERT_TRUE(other) << other.error().message;
+
+  int calls = 0;
+  auto mutate = [&calls](rapidjson::Document& cm) {
+    ++calls;
+    cm["data"].AddMember("mine", "yes", cm.GetAllocator());
+    return true;
+  };
+  auto r = run(update_with_retry(*client_, resources::kConfigMaps, ns_, "race", mutate, &stale));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(calls, 2) << "the stale write must conflict once, then succeed on a fresh read";
+  EXPECT_EQ(str(*r, "data", "k"), "v2") << "the other writer's change was lost";
+  EXPECT_EQ(str(*r, "data", "mine"), "yes");
+
+  // Nothing to change: no write, the object comes back as read.
+  std::string rv = str(*r, "metadata", "resourceVersion");
+  auto same = run(update_with_retry(*client_, resources::kConfigMaps, ns_, "race",
+                                    [](rapidjson::Document&) { return false; }));
+  ASSERT_TRUE(same) << same.error().message;
+  EXPECT_EQ(str(*same, "metadata", "resourceVersion"), rv);
+
+  // Out of attempts: with one attempt, the stale copy's conflict is returned as it is.
+  RetryOnConflict once;
+  once.attempts = 1;
+  auto gave_up =
+      run(update_with_retry(*client_, resources::kConfigMaps, ns_, "race", mutate, &stale, once));
+  ASSERT_FALSE(gave_up);
+  EXPECT_EQ(gave_up.error().kind, ErrorKind::kConflict);
+
+  // A missing object is NotFound, not a retry loop.
+  auto missing = run(update_with_retry(*client_, resources::kConfigMaps, ns_, "absent", mutate));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().kind, ErrorKind::kNotFound);
 }
 
 }  // namespace
