@@ -50,6 +50,11 @@ for n in "${names[@]}"; do
   # values then never free it. That is a leak, not a memory error, and is tracked in the
   # template engine's notes; leak detection stays on for every other target.
   [ "$n" = template ] && extra+=(-detect_leaks=0)
+  # MESHOP_FUZZ_SEED and MESHOP_FUZZ_RUNS make a run reproducible: the same seed explores the
+  # same inputs, and a run cap makes that independent of machine speed (CI sets both, so a
+  # submission's gate does not depend on luck; developers fuzz with a fresh seed each time).
+  [ -n "${MESHOP_FUZZ_SEED:-}" ] && extra+=(-seed="$MESHOP_FUZZ_SEED")
+  [ -n "${MESHOP_FUZZ_RUNS:-}" ] && extra+=(-runs="$MESHOP_FUZZ_RUNS")
   if ! "$build/test/fuzz/$t" "${extra[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" \
       "$build/corpus/$n" "$root/test/fuzz/corpus/$n" >"$log" 2>&1; then
