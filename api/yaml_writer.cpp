@@ -384,14 +384,13 @@ Style choose_style(std::string_view s, const Analysis& a, bool simple_key, bool 
   }
   if (style == Style::kSingle && !a.single_quoted_allowed) style = Style::kDouble;
   if (style == Style::kLiteral && (!a.block_allowed || simple_key)) style = Style::kDouble;
-  // NEL, U+2028 and U+2029 would not survive a literal block or a single-quoted scalar
-  // unchanged: a reader takes them as line breaks and folds them (go-yaml writes them there
-  // anyway; its output then reads back differently). Only double quotes can escape them.
-  bool unicode_break = s.find("\xc2\x85") != std::string_view::npos ||
-                       s.find("\xe2\x80\xa8") != std::string_view::npos ||
-                       s.find("\xe2\x80\xa9") != std::string_view::npos;
-  if (unicode_break && (style == Style::kLiteral || style == Style::kSingle))
+  // NEL, U+2028 and U+2029 would not survive a literal block unchanged (go-yaml writes them
+  // there anyway; its output then reads back differently).
+  if (style == Style::kLiteral && (s.find("\xc2\x85") != std::string_view::npos ||
+                                   s.find("\xe2\x80\xa8") != std::string_view::npos ||
+                                   s.find("\xe2\x80\xa9") != std::string_view::npos)) {
     style = Style::kDouble;
+  }
   return style;
 }
 
