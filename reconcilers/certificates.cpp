@@ -1,0 +1,304 @@
+#include "reconcilers/certificates.hpp"
+
+#include <algorithm>
+
+#include <openssl/evp.h>
+#include <rapidjson/document.h>
+
+#include "api/json.hpp"
+#include "operator/log/log.hpp"
+
+namespace meshop::reconcilers {
+namespace {
+
+constexpr std::string_view kCaCert = "ca.crt";
+constexpr std::string_view kCaKey = "ca.key";
+constexpr std::string_view kServingCert = "tls.crt";
+constexpr std::string_view kServingKey = "tls.key";
+constexpr std::string_view kBundle = "ca-bundle.crt";
+constexpr std::string_view kWebhookSuffix = "sidecar-injector.istio.io";
+
+std::string base64_encode(std::string_view in) {
+  std::string out(4 * ((in.size() + 2) / 3), '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(in.data()),
+                          static_cast<int>(in.size()));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
+// Secret data is base64; anything that does not decode reads as absent.
+std::string base64_decode(std::string_view in) {
+  if (in.empty() || in.size() % 4 != 0) return {};
+  std::string out(3 * in.size() / 4, '\0');
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(in.data()),
+                          static_cast<int>(in.size()));
+  if (n < 0) return {};
+  std::size_t pad = 0;
+  if (in.back() == '=') ++pad;
+  if (in.size() > 1 && in[in.size() - 2] == '=') ++pad;
+  out.resize(static_cast<std::size_t>(n) - pad);
+  return out;
+}
+
+// The decoded `data[key]` of a Secret, "" when absent.
+std::string secret_value(const rapidjson::Value& secret, std::string_view key) {
+  const rapidjson::Value* data = api::find_member(secret, "data");
+  if (data == nullptr || !data->IsObject()) return {};
+  const rapidjson::Value* v = api::find_member(*data, key);
+  if (v == nullptr || !v->IsString()) return {};
+  return base64_decode(api::string_view_of(*v));
+}
+
+struct Material {
+  certs::KeyPair ca;
+  certs::KeyPair serving;
+  std::string bundle;
+};
+
+bool same_names(const certs::CertInfo& info, const CertificatesConfig& config) {
+  auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  return sorted(info.dns_names) == sorted(config.dns_names) &&
+         sorted(info.ip_addresses) == sorted(config.ip_addresses);
+}
+
+// Why the CA must be replaced, or "" when it is fine.
+std::string ca_problem(const certs::KeyPair& ca, certs::TimePoint now) {
+  if (ca.cert_pem.empty() || ca.key_pem.empty()) return "missing";
+  auto info = certs::inspect(ca.cert_pem);
+  if (!info) return "unreadable: " + info.message();
+  if (!info->is_ca) return "not a CA certificate";
+  if (auto ok = certs::check_key_pair(ca); !ok) return ok.message();
+  if (now >= info->renew_at()) return "2/3 of its lifetime has passed";
+  return {};
+}
+
+// Why the serving certificate must be reissued, or "" when it is fine. `ca_published` says
+// every managed webhook configuration already trusts the current CA.
+std::string serving_problem(const Material& m, const CertificatesConfig& config,
+                            certs::TimePoint now, bool ca_published) {
+  if (m.serving.cert_pem.empty() || m.serving.key_pem.empty()) return "missing";
+  auto info = certs::inspect(m.serving.cert_pem);
+  if (!info) return "unreadable: " + info.message();
+  if (auto ok = certs::check_key_pair(m.serving); !ok) return ok.message();
+  if (!same_names(*info, config)) return "its names differ from the configured ones";
+  if (now >= info->renew_at()) return "2/3 of its lifetime has passed";
+  if (!certs::verify(m.serving.cert_pem, m.bundle, now)) return "not trusted by the CA bundle";
+  if (ca_published && !certs::verify(m.serving.cert_pem, m.ca.cert_pem, now))
+    return "signed by the previous CA, and the new CA is published";
+  return {};
+}
+
+rapidjson::Document secret_object(const CertificatesConfig& config, const Material& m,
+                                  std::string_view resource_version) {
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  auto str = [&](std::string_view s) { return api::make_string(s, a); };
+  d.AddMember("apiVersion", "v1", a);
+  d.AddMember("kind", "Secret", a);
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember("name", str(config.secret_name), a);
+  meta.AddMember("namespace", str(config.namespace_name), a);
+  if (!resource_version.empty()) meta.AddMember("resourceVersion", str(resource_version), a);
+  rapidjson::Value labels(rapidjson::kObjectType);
+  labels.AddMember("app.kubernetes.io/managed-by", "meshop", a);
+  labels.AddMember("app.kubernetes.io/component", "webhook-certificates", a);
+  meta.AddMember("labels", labels, a);
+  d.AddMember("metadata", meta, a);
+  d.AddMember("type", "kubernetes.io/tls", a);
+  rapidjson::Value data(rapidjson::kObjectType);
+  auto put = [&](std::string_view k, std::string_view v) {
+    data.AddMember(str(k), str(base64_encode(v)), a);
+  };
+  put(kCaCert, m.ca.cert_pem);
+  put(kCaKey, m.ca.key_pem);
+  put(kServingCert, m.serving.cert_pem);
+  put(kServingKey, m.serving.key_pem);
+  put(kBundle, m.bundle);
+  d.AddMember("data", data, a);
+  return d;
+}
+
+// The JSON patch that sets the caBundle of every injector entry that differs, guarded by the
+// configuration's resourceVersion; "" when nothing differs.
+std::string ca_bundle_patch(const rapidjson::Value& mwc, const std::string& bundle_b64) {
+  const rapidjson::Value* hooks = api::find_member(mwc, "webhooks");
+  if (hooks == nullptr || !hooks->IsArray()) return {};
+  std::string ops;
+  for (rapidjson::SizeType i = 0; i < hooks->Size(); ++i) {
+    const rapidjson::Value& h = (*hooks)[i];
+    std::string name = api::string_at(h, {"name"});
+    if (name.size() < kWebhookSuffix.size() ||
+        name.compare(name.size() - kWebhookSuffix.size(), kWebhookSuffix.size(), kWebhookSuffix) !=
+            0)
+      continue;
+    const rapidjson::Value* cc = api::find_member(h, "clientConfig");
+    if (cc == nullptr || !cc->IsObject()) continue;
+    if (api::string_at(*cc, {"caBundle"}) == bundle_b64) continue;
+    const char* op = api::find_member(*cc, "caBundle") != nullptr ? "replace" : "add";
+    ops += std::string(ops.empty() ? "" : ",") + R"({"op":")" + op + R"(","path":"/webhooks/)" +
+           std::to_string(i) + R"(/clientConfig/caBundle","value":")" + bundle_b64 + R"("})";
+  }
+  if (ops.empty()) return {};
+  std::string rv = api::string_at(mwc, {"metadata", "resourceVersion"});
+  return R"([{"op":"test","path":"/metadata/resourceVersion","value":")" + rv + R"("},)" + ops +
+         "]";
+}
+
+bool trusts(const rapidjson::Value& mwc, const std::string& ca_pem) {
+  auto ca = certs::inspect(ca_pem);
+  if (!ca) return false;
+  const rapidjson::Value* hooks = api::find_member(mwc, "webhooks");
+  if (hooks == nullptr || !hooks->IsArray()) return true;
+  for (const rapidjson::Value& h : hooks->GetArray()) {
+    std::string name = api::string_at(h, {"name"});
+    if (!name.ends_with(kWebhookSuffix)) continue;
+    std::string bundle = base64_decode(api::string_at(h, {"clientConfig", "caBundle"}));
+    auto certs_in = certs::inspect_bundle(bundle);
+    if (!certs_in) return false;
+    bool found = std::any_of(certs_in->begin(), certs_in->end(), [&](const certs::CertInfo& c) {
+      return c.sha256_fingerprint_hex == ca->sha256_fingerprint_hex;
+    });
+    if (!found) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+CertificatesReconciler::CertificatesReconciler(std::shared_ptr<kube::Client> client,
+                                               CertificatesConfig config,
+                                               metrics::Registry* registry,
+                                               std::shared_ptr<kube::EventRecorder> events, Now now)
+    : client_(std::move(client)),
+      config_(std::move(config)),
+      events_(std::move(events)),
+      now_(std::move(now)) {
+  if (registry != nullptr)
+    expiry_ = &registry->gauge("meshop_webhook_certificate_expiry_timestamp_seconds",
+                               "When the webhook CA and serving certificate expire (Unix time).",
+                               {"certificate"});
+}
+
+kube::Task<api::Result<CertificatesOutcome>> CertificatesReconciler::reconcile_once() {
+  CertificatesOutcome outcome;
+  const certs::TimePoint now = now_();
+  const std::string object = config_.namespace_name + "/" + config_.secret_name;
+
+  // Observe.
+  auto secret =
+      co_await client_->get(kube::resources::kSecrets, config_.namespace_name, config_.secret_name);
+  bool exists = secret.ok();
+  if (!exists && !secret.error().is(kube::ErrorKind::kNotFound))
+    co_return api::Error{secret.error().message};
+  kube::ListOptions list_options;
+  list_options.label_selector = config_.webhook_selector;
+  auto webhooks =
+      co_await client_->list(kube::resources::kMutatingWebhookConfigurations, "", list_options);
+  if (!webhooks) co_return api::Error{webhooks.error().message};
+  const rapidjson::Value& items = webhooks->list["items"];
+
+  Material m;
+  std::string resource_version;
+  if (exists) {
+    m.ca = {secret_value(*secret, kCaCert), secret_value(*secret, kCaKey)};
+    m.serving = {secret_value(*secret, kServingCert), secret_value(*secret, kServingKey)};
+    m.bundle = secret_value(*secret, kBundle);
+    resource_version = api::string_at(*secret, {"metadata", "resourceVersion"});
+  }
+
+  // Desired: the CA first, then the bundle, then the serving certificate.
+  std::string original_bundle = m.bundle;
+  if (std::string why = ca_problem(m.ca, now); !why.empty()) {
+    certs::CaOptions ca_options;
+    ca_options.lifetime = config_.ca_lifetime;
+    auto ca = certs::create_ca(ca_options, now);
+    if (!ca) co_return api::Error{"creating webhook CA for " + object + ": " + ca.message()};
+    log::info("rotating webhook CA", {{"secret", object}, {"reason", why}});
+    if (events_ && exists)
+      events_->record(kube::reference_to(*secret), kube::EventType::kNormal, "CARotated", "Rotate",
+                      "webhook CA replaced: " + why);
+    m.ca = std::move(*ca);
+    outcome.ca_rotated = exists;
+  }
+  m.bundle = certs::merge_bundle(m.ca.cert_pem, m.bundle, now);
+  const std::string bundle_b64 = base64_encode(m.bundle);
+
+  bool ca_published = true;
+  for (const rapidjson::Value& mwc : items.GetArray())
+    ca_published = ca_published && trusts(mwc, m.ca.cert_pem);
+  if (std::string why = serving_problem(m, config_, now, ca_published); !why.empty()) {
+    certs::ServingOptions serving_options;
+    serving_options.dns_names = config_.dns_names;
+    serving_options.ip_addresses = config_.ip_addresses;
+    serving_options.lifetime = config_.serving_lifetime;
+    auto serving = certs::issue_serving(m.ca, serving_options, now);
+    if (!serving)
+      co_return api::Error{"issuing webhook serving certificate for " + object + ": " +
+                           serving.message()};
+    log::info("issuing webhook serving certificate", {{"secret", object}, {"reason", why}});
+    m.serving = std::move(*serving);
+    outcome.serving_reissued = exists;
+  }
+
+  // Apply, webhook configurations first: the apiserver must trust a CA before any serving
+  // certificate it signed is stored where webhook servers load it from. If the Secret write
+  // then fails, the configurations trust one CA too many until the next pass; never too few.
+  for (const rapidjson::Value& mwc : items.GetArray()) {
+    std::string patch = ca_bundle_patch(mwc, bundle_b64);
+    if (patch.empty()) continue;
+    std::string name = api::string_at(mwc, {"metadata", "name"});
+    auto patched = co_await client_->patch(kube::resources::kMutatingWebhookConfigurations, "",
+                                           name, kube::PatchType::kJson, patch);
+    if (!patched) co_return api::Error{patched.error().message};
+    ++outcome.webhooks_patched;
+    log::info("set caBundle of webhook configuration", {{"webhook", name}});
+  }
+
+  // Apply: the Secret.
+  bool changed =
+      !exists || outcome.ca_rotated || outcome.serving_reissued || m.bundle != original_bundle;
+  if (changed) {
+    rapidjson::Document desired = secret_object(config_, m, resource_version);
+    if (!exists) {
+      auto created =
+          co_await client_->create(kube::resources::kSecrets, config_.namespace_name, desired);
+      if (!created) co_return api::Error{created.error().message};
+      outcome.secret_created = true;
+      log::info("created webhook certificate secret", {{"secret", object}});
+    } else {
+      auto updated = co_await client_->update(kube::resources::kSecrets, desired);
+      if (!updated) co_return api::Error{updated.error().message};
+    }
+  }
+
+  // Report.
+  auto ca_info = certs::inspect(m.ca.cert_pem);
+  auto serving_info = certs::inspect(m.serving.cert_pem);
+  if (ca_info && serving_info) {
+    outcome.next_renewal = std::min(ca_info->renew_at(), serving_info->renew_at());
+    if (expiry_ != nullptr) {
+      auto unix_seconds = [](certs::TimePoint t) {
+        return static_cast<double>(certs::Clock::to_time_t(t));
+      };
+      expiry_->with({"ca"}).set(unix_seconds(ca_info->not_after));
+      expiry_->with({"serving"}).set(unix_seconds(serving_info->not_after));
+    }
+  }
+  co_return outcome;
+}
+
+kube::Task<runtime::Action> CertificatesReconciler::reconcile(const std::string& /*key*/) {
+  auto outcome = co_await reconcile_once();
+  if (!outcome) co_return runtime::Action::error(outcome.message());
+  auto until = outcome->next_renewal - now_();
+  auto wait = std::clamp<runtime::Duration>(std::chrono::duration_cast<runtime::Duration>(until),
+                                            std::chrono::seconds(1), std::chrono::hours(1));
+  co_return runtime::Action::requeue_after(wait);
+}
+
+}  // namespace meshop::reconcilers
