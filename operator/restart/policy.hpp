@@ -1,0 +1,86 @@
+// The restart policy (IstioOperator `spec.restarts`, a meshop extension) and the pure rules
+// that apply it: maintenance windows, concurrency limits, the "same cause never restarts a
+// workload twice" record, PodDisruptionBudget gating, and the restart patch itself.
+//
+// Pure: no I/O; time is passed in.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+#include "api/result.hpp"
+#include "operator/restart/planner.hpp"
+
+namespace meshop::restart {
+
+using SystemTime = std::chrono::system_clock::time_point;
+
+enum class Mode { kAuto, kDryRun, kOff };
+enum class FailurePolicy { kPause, kContinue };
+std::string_view mode_name(Mode m);
+
+// UTC days and hours in which restarts may START (a running rollout is never interrupted).
+// `end` before `start` spans midnight; `days` then names the day the window opens.
+struct MaintenanceWindow {
+  std::vector<int> days;  // 0 = Sunday ... 6 = Saturday; empty = every day
+  int start_minute = 0;   // minutes after 00:00 UTC
+  int end_minute = 0;
+
+  bool allows(SystemTime t) const;
+  // The next time at or after `t` when the window is open.
+  SystemTime next_open(SystemTime t) const;
+};
+
+struct Policy {
+  Mode mode = Mode::kDryRun;
+  int max_concurrent = 1;
+  std::optional<int> max_concurrent_per_namespace;
+  std::chrono::seconds rollout_timeout = std::chrono::minutes(10);
+  FailurePolicy failure_policy = FailurePolicy::kPause;
+  bool include_template_changes = false;
+  std::optional<MaintenanceWindow> maintenance_window;
+};
+
+// `restarts` is the value of spec.restarts (or null: every default). Errors name the field
+// ("spec.restarts.maxConcurrent: must be at least 1, got 0"); the CRD's schema rejects most of
+// these already, this guards objects written before it or through `kubectl replace
+// --validate=false`.
+api::Result<Policy> parse_policy(const rapidjson::Value* restarts);
+
+// A Go duration as the CRD's pattern allows ("10m", "1h30m", "90s", "1.5h").
+api::Result<std::chrono::nanoseconds> parse_go_duration(std::string_view text);
+
+// The record meshop leaves on a workload's pod template: which cause it restarted for.
+// cause = "<reason>/<target revision or none>[/<image or fingerprint>]".
+inline constexpr std::string_view kRestartCauseAnnotation = "meshop.io/restart-cause";
+inline constexpr std::string_view kRestartedAtAnnotation = "kubectl.kubernetes.io/restartedAt";
+inline constexpr std::string_view kOptOutAnnotation = "meshop.io/restart";
+
+std::string restart_cause(const WorkloadPlan& plan, std::string_view detail_key = {});
+// The workload's pod template already records `cause`.
+bool already_restarted_for(const rapidjson::Value& workload, std::string_view cause);
+// The strategic-merge patch `kubectl rollout restart` sends, plus the cause record.
+std::string restart_patch(std::string_view cause, SystemTime now);
+// RFC 3339 in UTC with seconds, as kubectl writes restartedAt.
+std::string rfc3339(SystemTime t);
+
+// `meshop.io/restart: "false"` on the workload or its namespace.
+bool opted_out(const rapidjson::Value& workload, const rapidjson::Value* namespace_object);
+
+// The name of a PodDisruptionBudget among `pdbs` (same namespace) that selects pods with
+// `pod_labels` and currently allows no disruption; "" when none blocks.
+std::string blocking_pdb(const std::vector<const rapidjson::Value*>& pdbs,
+                         const rapidjson::Value* pod_labels);
+
+// How many of `candidates` (in order, each with its namespace) may start now, given the
+// namespaces of rollouts in progress; returns the indexes to start.
+std::vector<std::size_t> admit(const std::vector<std::string>& candidate_namespaces,
+                               const std::vector<std::string>& in_progress_namespaces,
+                               const Policy& policy);
+
+}  // namespace meshop::restart

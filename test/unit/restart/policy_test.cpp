@@ -1,0 +1,251 @@
+#include "operator/restart/policy.hpp"
+
+#include <gtest/gtest.h>
+
+#include "api/json.hpp"
+#include "operator/restart/rollout.hpp"
+
+namespace meshop::restart {
+namespace {
+
+using namespace std::chrono_literals;
+
+rapidjson::Document parse(const std::string& text) {
+  auto d = api::parse_json(text);
+  EXPECT_TRUE(d.ok()) << d.message() << "\n" << text;
+  return std::move(*d);
+}
+
+// 2026-11-30 is a Monday.
+SystemTime utc(int day, int hour, int minute) {
+  std::tm tm{};
+  tm.tm_year = 2026 - 1900;
+  tm.tm_mon = 10;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+TEST(Policy, DefaultsWhenAbsent) {
+  auto p = parse_policy(nullptr);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->mode, Mode::kDryRun);
+  EXPECT_EQ(p->max_concurrent, 1);
+  EXPECT_FALSE(p->max_concurrent_per_namespace);
+  EXPECT_EQ(p->rollout_timeout, 10min);
+  EXPECT_EQ(p->failure_policy, FailurePolicy::kPause);
+  EXPECT_FALSE(p->include_template_changes);
+  EXPECT_FALSE(p->maintenance_window);
+}
+
+TEST(Policy, ParsesEveryField) {
+  auto doc = parse(R"({"mode":"Auto","maxConcurrent":3,"maxConcurrentPerNamespace":1,
+    "rolloutTimeout":"1h30m","failurePolicy":"Continue","includeTemplateChanges":true,
+    "maintenanceWindow":{"days":["Sat","Sun"],"start":"22:00","end":"04:30"}})");
+  auto p = parse_policy(&doc);
+  ASSERT_TRUE(p.ok()) << p.message();
+  EXPECT_EQ(p->mode, Mode::kAuto);
+  EXPECT_EQ(p->max_concurrent, 3);
+  EXPECT_EQ(*p->max_concurrent_per_namespace, 1);
+  EXPECT_EQ(p->rollout_timeout, 90min);
+  EXPECT_EQ(p->failure_policy, FailurePolicy::kContinue);
+  EXPECT_TRUE(p->include_template_changes);
+  ASSERT_TRUE(p->maintenance_window);
+  EXPECT_EQ(p->maintenance_window->days, (std::vector<int>{6, 0}));
+  EXPECT_EQ(p->maintenance_window->start_minute, 22 * 60);
+  EXPECT_EQ(p->maintenance_window->end_minute, 4 * 60 + 30);
+}
+
+TEST(Policy, ErrorsNameTheField) {
+  struct Case {
+    const char* json;
+    const char* field;
+  } cases[] = {
+      {R"({"mode":"auto"})", "spec.restarts.mode"},
+      {R"({"maxConcurrent":0})", "spec.restarts.maxConcurrent"},
+      {R"({"maxConcurrentPerNamespace":"2"})", "spec.restarts.maxConcurrentPerNamespace"},
+      {R"({"rolloutTimeout":"10"})", "spec.restarts.rolloutTimeout"},
+      {R"({"rolloutTimeout":"10x"})", "spec.restarts.rolloutTimeout"},
+      {R"({"failurePolicy":"Stop"})", "spec.restarts.failurePolicy"},
+      {R"({"maintenanceWindow":{"start":"25:00","end":"01:00"}})",
+       "spec.restarts.maintenanceWindow.start"},
+      {R"({"maintenanceWindow":{"start":"01:00"}})", "spec.restarts.maintenanceWindow.end"},
+      {R"({"maintenanceWindow":{"start":"01:00","end":"02:00","days":["Monday"]}})",
+       "spec.restarts.maintenanceWindow.days[0]"},
+      {R"({"maxConcurent":2})", "spec.restarts.maxConcurent"},
+  };
+  for (const Case& c : cases) {
+    auto doc = parse(c.json);
+    auto p = parse_policy(&doc);
+    ASSERT_FALSE(p.ok()) << c.json;
+    EXPECT_EQ(p.message().rfind(std::string(c.field) + ":", 0), 0u) << p.message();
+  }
+}
+
+TEST(Policy, GoDurations) {
+  EXPECT_EQ(*parse_go_duration("10m"), 10min);
+  EXPECT_EQ(*parse_go_duration("1h30m10s"), 1h + 30min + 10s);
+  EXPECT_EQ(*parse_go_duration("1.5h"), 90min);
+  EXPECT_EQ(*parse_go_duration("250ms"), 250ms);
+  EXPECT_FALSE(parse_go_duration("").ok());
+  EXPECT_FALSE(parse_go_duration("m").ok());
+  EXPECT_FALSE(parse_go_duration("5 m").ok());
+}
+
+TEST(MaintenanceWindowTest, SameDayWindow) {
+  MaintenanceWindow w{{1}, 2 * 60, 4 * 60};  // Mondays 02:00-04:00
+  EXPECT_FALSE(w.allows(utc(30, 1, 59)));
+  EXPECT_TRUE(w.allows(utc(30, 2, 0)));
+  EXPECT_TRUE(w.allows(utc(30, 3, 59)));
+  EXPECT_FALSE(w.allows(utc(30, 4, 0)));
+  EXPECT_FALSE(w.allows(utc(29, 3, 0)));  // Sunday
+  EXPECT_EQ(w.next_open(utc(30, 5, 0)), utc(30, 2, 0) + std::chrono::days(7));
+  EXPECT_EQ(w.next_open(utc(29, 12, 0)), utc(30, 2, 0));
+  EXPECT_EQ(w.next_open(utc(30, 3, 0)), utc(30, 3, 0));
+}
+
+TEST(MaintenanceWindowTest, WindowAcrossMidnightBelongsToItsStartDay) {
+  MaintenanceWindow w{{0}, 22 * 60, 2 * 60};  // Sunday 22:00 to Monday 02:00
+  EXPECT_TRUE(w.allows(utc(29, 23, 0)));      // Sunday night
+  EXPECT_TRUE(w.allows(utc(30, 1, 0)));       // Monday early morning
+  EXPECT_FALSE(w.allows(utc(30, 23, 0)));     // Monday night
+  EXPECT_FALSE(w.allows(utc(29, 1, 0)));      // Sunday early morning (Saturday's window)
+  EXPECT_EQ(w.next_open(utc(30, 3, 0)), utc(29, 22, 0) + std::chrono::days(7));
+}
+
+TEST(Restart, CauseRecordPreventsASecondRestartForTheSameCause) {
+  WorkloadPlan plan;
+  plan.reason = StaleReason::kRevisionChanged;
+  plan.target_revision = "canary";
+  std::string cause = restart_cause(plan);
+  EXPECT_EQ(cause, "RevisionChanged/canary");
+  plan.target_revision = "";
+  plan.reason = StaleReason::kInjectionDisabled;
+  EXPECT_EQ(restart_cause(plan), "InjectionDisabled/none");
+
+  auto patch = parse(restart_patch(cause, utc(30, 10, 5)));
+  EXPECT_EQ(api::string_at(patch, {"spec", "template", "metadata", "annotations",
+                                   "kubectl.kubernetes.io/restartedAt"}),
+            "2026-11-30T10:05:00Z");
+  auto workload = parse(R"({"kind":"Deployment","spec":)" + api::to_json(patch["spec"]) + "}");
+  EXPECT_TRUE(already_restarted_for(workload, cause));
+  EXPECT_FALSE(already_restarted_for(workload, "RevisionChanged/other"));
+}
+
+TEST(Restart, OptOutOnWorkloadOrNamespace) {
+  auto opted = parse(R"({"metadata":{"annotations":{"meshop.io/restart":"false"}}})");
+  auto plain = parse(R"({"metadata":{}})");
+  EXPECT_TRUE(opted_out(opted, nullptr));
+  EXPECT_TRUE(opted_out(plain, &opted));
+  EXPECT_FALSE(opted_out(plain, &plain));
+  auto yes = parse(R"({"metadata":{"annotations":{"meshop.io/restart":"true"}}})");
+  EXPECT_FALSE(opted_out(yes, nullptr));
+}
+
+TEST(Restart, PdbThatAllowsNoDisruptionBlocks) {
+  auto blocking =
+      parse(R"({"metadata":{"name":"strict"},"spec":{"selector":{"matchLabels":{"app":"a"}}},
+    "status":{"disruptionsAllowed":0}})");
+  auto relaxed =
+      parse(R"({"metadata":{"name":"relaxed"},"spec":{"selector":{"matchLabels":{"app":"b"}}},
+    "status":{"disruptionsAllowed":1}})");
+  auto unknown =
+      parse(R"({"metadata":{"name":"new"},"spec":{"selector":{"matchLabels":{"app":"c"}}}})");
+  std::vector<const rapidjson::Value*> pdbs{&blocking, &relaxed, &unknown};
+  auto a = parse(R"({"app":"a"})"), b = parse(R"({"app":"b"})"), c = parse(R"({"app":"c"})"),
+       d = parse(R"({"app":"d"})");
+  EXPECT_EQ(blocking_pdb(pdbs, &a), "strict");
+  EXPECT_EQ(blocking_pdb(pdbs, &b), "");
+  EXPECT_EQ(blocking_pdb(pdbs, &c), "new") << "no status yet: treated as blocking";
+  EXPECT_EQ(blocking_pdb(pdbs, &d), "");
+}
+
+TEST(Restart, AdmitHonoursGlobalAndPerNamespaceLimits) {
+  Policy p;
+  p.max_concurrent = 3;
+  EXPECT_EQ(admit({"a", "a", "b", "c"}, {}, p), (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(admit({"a", "b"}, {"x", "y", "z"}, p), (std::vector<std::size_t>{}));
+  p.max_concurrent_per_namespace = 1;
+  EXPECT_EQ(admit({"a", "a", "b", "c"}, {}, p), (std::vector<std::size_t>{0, 2, 3}));
+  EXPECT_EQ(admit({"a", "b", "b"}, {"a"}, p), (std::vector<std::size_t>{1}));
+}
+
+// --- rollout status ---------------------------------------------------------------------
+
+RolloutStatus status(const std::string& json, std::chrono::seconds elapsed = 0s) {
+  auto d = parse(json);
+  SystemTime t0 = utc(30, 0, 0);
+  return rollout_status(d, t0, t0 + elapsed, 600s);
+}
+
+TEST(Rollout, Deployment) {
+  std::string spec = R"("kind":"Deployment","metadata":{"generation":2},"spec":{"replicas":2})";
+  EXPECT_EQ(status("{" + spec + R"(,"status":{"observedGeneration":1}})").state,
+            RolloutState::kProgressing);
+  EXPECT_EQ(
+      status(
+          "{" + spec +
+          R"(,"status":{"observedGeneration":2,"replicas":3,"updatedReplicas":2,"availableReplicas":2}})")
+          .state,
+      RolloutState::kProgressing);
+  EXPECT_EQ(
+      status(
+          "{" + spec +
+          R"(,"status":{"observedGeneration":2,"replicas":2,"updatedReplicas":2,"availableReplicas":1}})")
+          .state,
+      RolloutState::kProgressing);
+  EXPECT_EQ(
+      status(
+          "{" + spec +
+          R"(,"status":{"observedGeneration":2,"replicas":2,"updatedReplicas":2,"availableReplicas":2}})")
+          .state,
+      RolloutState::kComplete);
+  auto deadline = status("{" + spec + R"(,"status":{"observedGeneration":2,"conditions":[
+      {"type":"Progressing","status":"False","reason":"ProgressDeadlineExceeded"}]}})");
+  EXPECT_EQ(deadline.state, RolloutState::kFailed);
+  auto timeout =
+      status("{" + spec + R"(,"status":{"observedGeneration":2,"updatedReplicas":1}})", 600s);
+  EXPECT_EQ(timeout.state, RolloutState::kFailed);
+  EXPECT_NE(timeout.message.find("1 of 2 new replicas"), std::string::npos) << timeout.message;
+}
+
+TEST(Rollout, StatefulSetAndDaemonSet) {
+  std::string sts = R"("kind":"StatefulSet","metadata":{"generation":3},"spec":{"replicas":2})";
+  EXPECT_EQ(
+      status(
+          "{" + sts +
+          R"(,"status":{"observedGeneration":3,"readyReplicas":2,"updatedReplicas":1,"currentRevision":"a","updateRevision":"b"}})")
+          .state,
+      RolloutState::kProgressing);
+  EXPECT_EQ(
+      status(
+          "{" + sts +
+          R"(,"status":{"observedGeneration":3,"readyReplicas":2,"updatedReplicas":2,"currentRevision":"b","updateRevision":"b"}})")
+          .state,
+      RolloutState::kComplete);
+  std::string ds = R"("kind":"DaemonSet","metadata":{"generation":1})";
+  EXPECT_EQ(
+      status(
+          "{" + ds +
+          R"(,"status":{"observedGeneration":1,"desiredNumberScheduled":3,"updatedNumberScheduled":3,"numberAvailable":2}})")
+          .state,
+      RolloutState::kProgressing);
+  EXPECT_EQ(
+      status(
+          "{" + ds +
+          R"(,"status":{"observedGeneration":1,"desiredNumberScheduled":3,"updatedNumberScheduled":3,"numberAvailable":3}})")
+          .state,
+      RolloutState::kComplete);
+}
+
+TEST(Rollout, PodByPodKinds) {
+  EXPECT_TRUE(rolls_pod_by_pod(
+      parse(R"({"kind":"StatefulSet","spec":{"updateStrategy":{"type":"OnDelete"}}})")));
+  EXPECT_FALSE(rolls_pod_by_pod(parse(R"({"kind":"StatefulSet","spec":{}})")));
+  EXPECT_TRUE(rolls_pod_by_pod(parse(R"({"kind":"ReplicaSet"})")));
+  EXPECT_FALSE(rolls_pod_by_pod(parse(R"({"kind":"Deployment"})")));
+}
+
+}  // namespace
+}  // namespace meshop::restart
