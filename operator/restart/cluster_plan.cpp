@@ -1,0 +1,254 @@
+#include "operator/restart/cluster_plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "api/json.hpp"
+
+namespace meshop::restart {
+namespace {
+
+struct RevisionPolicy {
+  std::optional<Policy> policy;  // nullopt: the IstioOperator's spec.restarts is invalid
+  std::string error;
+  std::string source = "defaults";
+  std::string status;  // the IstioOperator's status.status ("" when none)
+};
+
+std::string revision_of_iop(const rapidjson::Value& iop) {
+  std::string r = api::string_at(iop, {"spec", "revision"});
+  return r.empty() ? "default" : r;
+}
+
+const rapidjson::Value* controller_owner(const rapidjson::Value& o) {
+  const rapidjson::Value* owners = api::find(o, "/metadata/ownerReferences");
+  if (owners == nullptr || !owners->IsArray()) return nullptr;
+  for (const rapidjson::Value& ref : owners->GetArray()) {
+    const rapidjson::Value* c = api::find_member(ref, "controller");
+    if (c != nullptr && c->IsBool() && c->GetBool()) return &ref;
+  }
+  return nullptr;
+}
+
+std::string key_of(std::string_view kind, std::string_view ns, std::string_view name) {
+  return std::string(kind) + "/" + std::string(ns) + "/" + std::string(name);
+}
+
+}  // namespace
+
+std::string_view action_name(Action a) {
+  switch (a) {
+    case Action::kNone:
+      return "None";
+    case Action::kRestart:
+      return "Restart";
+    case Action::kWouldRestart:
+      return "WouldRestart";
+    case Action::kDeferred:
+      return "Deferred";
+    case Action::kSkipped:
+      return "Skipped";
+    case Action::kInProgress:
+      return "InProgress";
+    case Action::kManual:
+      return "ManualRestartNeeded";
+    case Action::kBlocked:
+      return "Blocked";
+  }
+  return "Unknown";
+}
+
+std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& desired,
+                                    SystemTime now, const ClusterPlanOptions& options) {
+  std::vector<PlanEntry> out;
+
+  // Webhook routes.
+  rapidjson::Document configs(rapidjson::kArrayType);
+  for (const auto& c : view.webhook_configurations) {
+    rapidjson::Value copy;
+    copy.CopyFrom(c, configs.GetAllocator());
+    configs.PushBack(copy, configs.GetAllocator());
+  }
+  auto entries = injector_entries(configs);
+
+  // Namespaces.
+  std::map<std::string, const rapidjson::Value*, std::less<>> namespaces;
+  for (const auto& n : view.namespaces)
+    namespaces[api::string_at(n, {"metadata", "name"})] = &n;
+
+  // Policies per revision.
+  std::map<std::string, RevisionPolicy> policies;
+  for (const auto& iop : view.istio_operators) {
+    RevisionPolicy rp;
+    rp.source = api::string_at(iop, {"metadata", "namespace"}) + "/" +
+                api::string_at(iop, {"metadata", "name"});
+    rp.status = api::string_at(iop, {"status", "status"});
+    auto p = parse_policy(api::find(iop, "/spec/restarts"));
+    if (p)
+      rp.policy = *p;
+    else
+      rp.error = "IstioOperator " + rp.source + ": " + p.message();
+    policies[revision_of_iop(iop)] = std::move(rp);
+  }
+  auto policy_for = [&](const std::string& revision) {
+    auto it = policies.find(revision);
+    if (it != policies.end()) return it->second;
+    RevisionPolicy rp;
+    rp.policy = Policy();
+    return rp;
+  };
+  auto control_plane_healthy = [&](const std::string& revision, std::string& why) {
+    auto it = policies.find(revision);
+    if (it != policies.end() && !it->second.status.empty()) {
+      if (it->second.status == "HEALTHY") return true;
+      why = "the control plane of revision " + revision + " is " + it->second.status +
+            " (IstioOperator " + it->second.source + ")";
+      return false;
+    }
+    std::string name = revision == "default" ? "istiod" : "istiod-" + revision;
+    for (const auto& d : view.control_plane_deployments) {
+      if (api::string_at(d, {"metadata", "name"}) != name ||
+          api::string_at(d, {"metadata", "namespace"}) != options.control_plane_namespace)
+        continue;
+      const rapidjson::Value* available = api::find(d, "/status/availableReplicas");
+      if (available != nullptr && available->IsInt() && available->GetInt() > 0) return true;
+      why = "Deployment " + options.control_plane_namespace + "/" + name +
+            " has no available replica";
+      return false;
+    }
+    why = "no control plane found for revision " + revision;
+    return false;
+  };
+
+  // Workloads, and which pods belong to which (pod → ReplicaSet → Deployment, pod → Job →
+  // CronJob, pod → StatefulSet/DaemonSet/ReplicationController, or the pod itself).
+  std::map<std::string, const rapidjson::Value*> by_uid;
+  for (const auto& w : view.workloads)
+    by_uid[api::string_at(w, {"metadata", "uid"})] = &w;
+  auto top_of = [&](const rapidjson::Value& o) -> const rapidjson::Value* {
+    const rapidjson::Value* cur = &o;
+    for (int depth = 0; depth < 3; ++depth) {
+      const rapidjson::Value* ref = controller_owner(*cur);
+      if (ref == nullptr) return cur;
+      auto it = by_uid.find(api::string_at(*ref, {"uid"}));
+      if (it == by_uid.end()) return cur == &o ? nullptr : cur;  // owner not in the view
+      cur = it->second;
+    }
+    return cur;
+  };
+  std::map<std::string, std::vector<const rapidjson::Value*>> pods_of;
+  std::vector<const rapidjson::Value*> targets;
+  for (const auto& w : view.workloads)
+    if (controller_owner(w) == nullptr) targets.push_back(&w);
+  for (const auto& p : view.pods) {
+    const rapidjson::Value* top = top_of(p);
+    if (top == nullptr) continue;  // owned by something we do not plan (e.g. a custom resource)
+    if (top == &p) targets.push_back(&p);
+    pods_of[key_of(api::string_at(*top, {"kind"}).empty() ? "Pod" : api::string_at(*top, {"kind"}),
+                   api::string_at(*top, {"metadata", "namespace"}),
+                   api::string_at(*top, {"metadata", "name"}))]
+        .push_back(&p);
+  }
+
+  for (const rapidjson::Value* w : targets) {
+    std::string ns = api::string_at(*w, {"metadata", "namespace"});
+    if (!options.namespace_filter.empty() && ns != options.namespace_filter) continue;
+    std::string kind = api::string_at(*w, {"kind"});
+    if (kind.empty()) kind = "Pod";
+    const rapidjson::Value* ns_object = nullptr;
+    if (auto it = namespaces.find(ns); it != namespaces.end()) ns_object = it->second;
+    const rapidjson::Value* ns_labels =
+        ns_object != nullptr ? api::find(*ns_object, "/metadata/labels") : nullptr;
+
+    PlanEntry e;
+    if (!entries) {
+      e.plan.kind = kind;
+      e.plan.ns = ns;
+      e.plan.name = api::string_at(*w, {"metadata", "name"});
+      e.action = Action::kBlocked;
+      e.why = entries.message();
+      out.push_back(std::move(e));
+      continue;
+    }
+    // The policy decides whether template changes count, so look it up before planning:
+    // by the revision the pods would get now, else by the one they have.
+    const auto& pods = pods_of[key_of(kind, ns, api::string_at(*w, {"metadata", "name"}))];
+    WorkloadPlan first = plan_workload(*w, ns_labels, *entries, pods, desired);
+    std::string policy_revision =
+        !first.target_revision.empty() ? first.target_revision : first.current_revision;
+    RevisionPolicy rp = policy_for(policy_revision.empty() ? "default" : policy_revision);
+    e.policy_source = rp.source;
+    if (rp.policy) e.policy = *rp.policy;
+    if (rp.policy && rp.policy->include_template_changes) {
+      PlanOptions po;
+      po.include_template_changes = true;
+      e.plan = plan_workload(*w, ns_labels, *entries, pods, desired, po);
+    } else {
+      e.plan = std::move(first);
+    }
+
+    switch (e.plan.verdict) {
+      case Verdict::kUpToDate:
+        e.action = Action::kNone;
+        break;
+      case Verdict::kManual:
+        e.action = Action::kManual;
+        e.why = e.plan.detail;
+        break;
+      case Verdict::kConflict:
+      case Verdict::kUnknownRevision:
+        e.action = Action::kBlocked;
+        e.why = e.plan.detail;
+        break;
+      case Verdict::kStale: {
+        e.cause = restart_cause(e.plan);
+        std::string why;
+        std::vector<const rapidjson::Value*> pdbs;
+        for (const auto& pdb : view.pod_disruption_budgets)
+          if (api::string_at(pdb, {"metadata", "namespace"}) == ns) pdbs.push_back(&pdb);
+        const rapidjson::Value* tmpl_labels = api::find(*w, "/spec/template/metadata/labels");
+        if (!rp.policy) {
+          e.action = Action::kBlocked;
+          e.why = rp.error;
+        } else if (rp.policy->mode == Mode::kOff) {
+          e.action = Action::kSkipped;
+          e.why = "restart mode is Off (" + rp.source + ")";
+        } else if (opted_out(*w, ns_object)) {
+          e.action = Action::kSkipped;
+          e.why = opted_out(*w, nullptr) ? "opted out: meshop.io/restart=false on the workload"
+                                         : "opted out: meshop.io/restart=false on namespace " + ns;
+        } else if (already_restarted_for(*w, e.cause)) {
+          e.action = Action::kInProgress;
+          e.why = "already restarted for " + e.cause + "; waiting for its pods to roll";
+        } else if (std::string pdb = blocking_pdb(pdbs, tmpl_labels); !pdb.empty()) {
+          e.action = Action::kDeferred;
+          e.why = "PodDisruptionBudget " + pdb + " allows no disruption now";
+        } else if (!e.plan.target_revision.empty() &&
+                   !control_plane_healthy(e.plan.target_revision, why)) {
+          e.action = Action::kDeferred;
+          e.why = why;
+        } else if (rp.policy->maintenance_window && !rp.policy->maintenance_window->allows(now)) {
+          e.action = Action::kDeferred;
+          e.why = "outside the maintenance window; it opens at " +
+                  rfc3339(rp.policy->maintenance_window->next_open(now));
+        } else if (rp.policy->mode == Mode::kDryRun) {
+          e.action = Action::kWouldRestart;
+          e.why = "restart mode is DryRun (" + rp.source + ")";
+        } else {
+          e.action = Action::kRestart;
+        }
+        break;
+      }
+    }
+    out.push_back(std::move(e));
+  }
+
+  std::sort(out.begin(), out.end(), [](const PlanEntry& a, const PlanEntry& b) {
+    return std::tie(a.plan.ns, a.plan.kind, a.plan.name) <
+           std::tie(b.plan.ns, b.plan.kind, b.plan.name);
+  });
+  return out;
+}
+
+}  // namespace meshop::restart

@@ -1,0 +1,192 @@
+#include "operator/restart/cluster_plan.hpp"
+
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "api/json.hpp"
+#include "test/unit/restart/fixtures.hpp"
+
+namespace meshop::restart {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Sets metadata fields of a parsed object.
+rapidjson::Document with_meta(const std::string& json, const std::string& ns,
+                              const std::string& uid, const std::string& owner_kind = "",
+                              const std::string& owner_uid = "") {
+  rapidjson::Document d = parse(json);
+  auto& a = d.GetAllocator();
+  rapidjson::Value& meta = d["metadata"];
+  if (meta.HasMember("namespace")) meta.RemoveMember("namespace");
+  meta.AddMember("namespace", rapidjson::Value(ns.c_str(), a), a);
+  meta.AddMember("uid", rapidjson::Value(uid.c_str(), a), a);
+  if (!owner_kind.empty()) {
+    rapidjson::Document ref = parse(R"([{"kind":")" + owner_kind + R"(","uid":")" + owner_uid +
+                                    R"(","controller":true,"name":"x","apiVersion":"apps/v1"}])");
+    rapidjson::Value refs;
+    refs.CopyFrom(ref, a);
+    meta.AddMember("ownerReferences", refs, a);
+  }
+  return d;
+}
+
+class ClusterPlan : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    view_.webhook_configurations.push_back(
+        parse(configuration("istio-sidecar-injector", "default", "default", true)));
+    view_.webhook_configurations.push_back(
+        parse(configuration("istio-sidecar-injector-canary", "canary", "canary", false)));
+    add_namespace("ns-a", R"({"istio.io/rev":"canary"})");
+    add_namespace("ns-b", R"({"istio-injection":"enabled"})");
+    add_namespace("ns-c", R"({"istio-injection":"enabled"})", R"({"meshop.io/restart":"false"})");
+    view_.istio_operators.push_back(parse(
+        R"({"metadata":{"namespace":"istio-system","name":"default-iop"},"spec":{},"status":{"status":"HEALTHY"}})"));
+    view_.istio_operators.push_back(parse(
+        R"({"metadata":{"namespace":"istio-system","name":"canary-iop"},"spec":{"revision":"canary",
+        "restarts":{"mode":"Auto"}},"status":{"status":"HEALTHY"}})"));
+  }
+  void add_namespace(const std::string& name, const std::string& labels,
+                     const std::string& annotations = "{}") {
+    view_.namespaces.push_back(parse(R"({"metadata":{"name":")" + name + R"(","labels":)" + labels +
+                                     R"(,"annotations":)" + annotations + "}}"));
+  }
+  // A Deployment with its ReplicaSet and `pods` (revision per pod, "" = not injected).
+  void add_deployment(const std::string& ns, const std::string& name,
+                      const std::vector<std::string>& pod_revisions,
+                      const std::string& template_labels = "{}") {
+    std::string uid = ns + "-" + name;
+    std::string d = deployment("Deployment", ns, template_labels);
+    d.replace(d.find(R"("name":"w")"), 10, R"("name":")" + name + R"(")");
+    view_.workloads.push_back(with_meta(d, ns, uid));
+    view_.workloads.push_back(
+        with_meta(R"({"kind":"ReplicaSet","metadata":{"name":")" + name + R"(-1"},"spec":{}})", ns,
+                  uid + "-rs", "Deployment", uid));
+    for (std::size_t i = 0; i < pod_revisions.size(); ++i)
+      view_.pods.push_back(with_meta(pod(name + "-" + std::to_string(i), pod_revisions[i]), ns,
+                                     uid + "-p" + std::to_string(i), "ReplicaSet", uid + "-rs"));
+  }
+  std::map<std::string, PlanEntry> run(SystemTime now = std::chrono::system_clock::now()) {
+    DesiredFn fn = [this](const std::string& revision,
+                          const rapidjson::Value&) -> std::optional<Desired> {
+      if (!known_.count(revision)) return std::nullopt;
+      Desired d;
+      d.inject = true;
+      d.revision = revision;
+      return d;
+    };
+    std::map<std::string, PlanEntry> by_name;
+    for (PlanEntry& e : plan_cluster(view_, fn, now))
+      by_name[e.plan.ns + "/" + e.plan.name] = std::move(e);
+    return by_name;
+  }
+
+  ClusterView view_;
+  std::set<std::string> known_{"default", "canary"};
+};
+
+TEST_F(ClusterPlan, RelabelledNamespaceRestartsUnderTheCanaryPolicy) {
+  add_deployment("ns-a", "web", {"default", "default"});
+  add_deployment("ns-b", "api", {"default"});
+  auto plan = run();
+  ASSERT_EQ(plan.size(), 2u) << "ReplicaSets owned by Deployments are not planned separately";
+  const PlanEntry& web = plan.at("ns-a/web");
+  EXPECT_EQ(web.action, Action::kRestart) << web.why;
+  EXPECT_EQ(web.cause, "RevisionChanged/canary");
+  EXPECT_EQ(web.policy_source, "istio-system/canary-iop");
+  EXPECT_EQ(web.plan.current_revision, "default");
+  EXPECT_EQ(plan.at("ns-b/api").action, Action::kNone);
+}
+
+TEST_F(ClusterPlan, DefaultPolicyIsDryRunAndOptOutSkips) {
+  add_deployment("ns-b", "fresh", {""});
+  add_deployment("ns-c", "quiet", {""});
+  auto plan = run();
+  EXPECT_EQ(plan.at("ns-b/fresh").action, Action::kWouldRestart);
+  EXPECT_EQ(plan.at("ns-b/fresh").cause, "InjectionEnabled/default");
+  EXPECT_EQ(plan.at("ns-c/quiet").action, Action::kSkipped);
+  EXPECT_NE(plan.at("ns-c/quiet").why.find("namespace ns-c"), std::string::npos);
+}
+
+TEST_F(ClusterPlan, GatesDeferRestarts) {
+  add_deployment("ns-a", "guarded", {"default"}, R"({"app":"guarded"})");
+  view_.pod_disruption_budgets.push_back(parse(
+      R"({"metadata":{"name":"guarded-pdb","namespace":"ns-a"},"spec":{"selector":{"matchLabels":{"app":"guarded"}}},
+      "status":{"disruptionsAllowed":0}})"));
+  auto plan = run();
+  EXPECT_EQ(plan.at("ns-a/guarded").action, Action::kDeferred);
+  EXPECT_NE(plan.at("ns-a/guarded").why.find("guarded-pdb"), std::string::npos);
+
+  view_.pod_disruption_budgets.clear();
+  view_.istio_operators[1]["status"]["status"].SetString("RECONCILING");
+  plan = run();
+  EXPECT_EQ(plan.at("ns-a/guarded").action, Action::kDeferred);
+  EXPECT_NE(plan.at("ns-a/guarded").why.find("RECONCILING"), std::string::npos);
+
+  view_.istio_operators[1]["status"]["status"].SetString("HEALTHY");
+  auto& spec = view_.istio_operators[1]["spec"];
+  rapidjson::Document window =
+      parse(R"({"mode":"Auto","maintenanceWindow":{"start":"02:00","end":"03:00"}})");
+  spec["restarts"].CopyFrom(window, view_.istio_operators[1].GetAllocator());
+  std::tm tm{};
+  tm.tm_year = 126;
+  tm.tm_mon = 10;
+  tm.tm_mday = 30;
+  tm.tm_hour = 12;
+  SystemTime noon = std::chrono::system_clock::from_time_t(timegm(&tm));
+  plan = run(noon);
+  EXPECT_EQ(plan.at("ns-a/guarded").action, Action::kDeferred);
+  EXPECT_NE(plan.at("ns-a/guarded").why.find("2026-12-01T02:00:00Z"), std::string::npos)
+      << plan.at("ns-a/guarded").why;
+  plan = run(noon - 10h + 30min);  // 02:30
+  EXPECT_EQ(plan.at("ns-a/guarded").action, Action::kRestart);
+}
+
+TEST_F(ClusterPlan, ControlPlaneWithoutStatusIsJudgedByItsDeployment) {
+  view_.istio_operators.clear();
+  add_deployment("ns-a", "web", {"default"});
+  auto plan = run();
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kDeferred);
+  EXPECT_NE(plan.at("ns-a/web").why.find("no control plane"), std::string::npos);
+  view_.control_plane_deployments.push_back(parse(
+      R"({"metadata":{"name":"istiod-canary","namespace":"istio-system"},"status":{"availableReplicas":1}})"));
+  plan = run();
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kWouldRestart) << "no IstioOperator: defaults";
+}
+
+TEST_F(ClusterPlan, AlreadyRestartedForTheSameCauseIsInProgress) {
+  add_deployment("ns-a", "web", {"default"});
+  auto& tmpl_meta = view_.workloads[0]["spec"]["template"]["metadata"];
+  rapidjson::Document ann = parse(R"({"meshop.io/restart-cause":"RevisionChanged/canary"})");
+  tmpl_meta.AddMember("annotations",
+                      rapidjson::Value().CopyFrom(ann, view_.workloads[0].GetAllocator()),
+                      view_.workloads[0].GetAllocator());
+  auto plan = run();
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kInProgress);
+}
+
+TEST_F(ClusterPlan, JobsAndBarePodsAreManualAndInvalidPolicyBlocks) {
+  view_.workloads.push_back(with_meta(deployment("Job", "ns-a"), "ns-a", "job-1"));
+  view_.pods.push_back(with_meta(pod("job-pod", "default"), "ns-a", "jp", "Job", "job-1"));
+  rapidjson::Document bare = with_meta(pod("bare", ""), "ns-b", "bare-uid");
+  bare.AddMember("kind", "Pod", bare.GetAllocator());
+  view_.pods.push_back(std::move(bare));
+  auto plan = run();
+  EXPECT_EQ(plan.at("ns-a/w").action, Action::kManual);
+  EXPECT_EQ(plan.at("ns-b/bare").action, Action::kManual);
+  EXPECT_EQ(plan.at("ns-b/bare").plan.kind, "Pod");
+
+  add_deployment("ns-a", "web", {"default"});
+  rapidjson::Document bad = parse(R"({"mode":"Sometimes"})");
+  view_.istio_operators[1]["spec"]["restarts"].CopyFrom(bad,
+                                                        view_.istio_operators[1].GetAllocator());
+  plan = run();
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kBlocked);
+  EXPECT_NE(plan.at("ns-a/web").why.find("spec.restarts.mode"), std::string::npos);
+  EXPECT_NE(plan.at("ns-a/web").why.find("istio-system/canary-iop"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace meshop::restart
