@@ -198,6 +198,7 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
         break;
       case Verdict::kConflict:
       case Verdict::kUnknownRevision:
+      case Verdict::kInjectionFails:
         e.action = Action::kBlocked;
         e.why = e.plan.detail;
         break;

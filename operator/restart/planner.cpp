@@ -77,6 +77,8 @@ std::string_view verdict_name(Verdict v) {
       return "Conflict";
     case Verdict::kUnknownRevision:
       return "UnknownRevision";
+    case Verdict::kInjectionFails:
+      return "InjectionFails";
   }
   return "Unknown";
 }
@@ -141,6 +143,12 @@ WorkloadPlan plan_workload(const rapidjson::Value& workload,
       return plan;
     }
     want = std::move(*d);
+    if (want.fails) {
+      plan.verdict = Verdict::kInjectionFails;
+      plan.target_revision = r.revision();
+      plan.detail = "injection by revision " + r.revision() + " would fail: " + want.why;
+      return plan;
+    }
     if (want.inject && want.revision.empty()) want.revision = r.revision();
   }
   plan.target_revision = want.inject ? want.revision : "";

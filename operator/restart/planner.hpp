@@ -59,6 +59,9 @@ struct Desired {
   std::string proxy_image;  // "" when unknown (then images are not compared)
   std::string fingerprint;  // "" when unknown
   std::string why;          // the engine's reason when it does not inject (for messages)
+  // The engine fails on this template (e.g. an invalid annotation): a pod created now would
+  // be rejected by the apiserver, so restarting would take the workload down.
+  bool fails = false;
 };
 
 // The engine of `revision` decides for `pod` (a Pod built from the template, with its
@@ -76,6 +79,7 @@ enum class Verdict {
   kManual,           // stale, but its kind is never restarted by meshop (Job, CronJob, Pod)
   kConflict,         // several revisions claim the pods; nothing is restarted
   kUnknownRevision,  // the routed revision has no configuration; nothing is restarted
+  kInjectionFails,   // the engine would reject a new pod; nothing is restarted
 };
 std::string_view verdict_name(Verdict v);
 

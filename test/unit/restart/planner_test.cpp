@@ -223,6 +223,23 @@ TEST_F(Planner, UnknownRevisionAndConflictsRestartNothing) {
   EXPECT_EQ(engine_calls_, calls) << "no engine runs for a conflict";
 }
 
+TEST_F(Planner, FailingInjectionRestartsNothing) {
+  DesiredFn failing = [](const std::string& revision, const rapidjson::Value&) {
+    Desired d;
+    d.inject = true;
+    d.revision = revision;
+    d.fails = true;
+    d.why = "invalid annotation sidecar.istio.io/interceptionMode";
+    return std::optional<Desired>(d);
+  };
+  rapidjson::Document w = parse(deployment("Deployment", "ns1"));
+  rapidjson::Document ns = parse(R"({"istio.io/rev":"canary"})");
+  rapidjson::Document p = parse(pod("w-1", "default"));
+  auto plan = plan_workload(w, &ns, entries_, {&p}, failing);
+  EXPECT_EQ(plan.verdict, Verdict::kInjectionFails);
+  EXPECT_NE(plan.detail.find("interceptionMode"), std::string::npos);
+}
+
 TEST_F(Planner, NoPodsIsNotStale) {
   auto p = plan(deployment("Deployment", "ns1"), R"({"istio.io/rev":"canary"})", {});
   EXPECT_EQ(p.verdict, Verdict::kUpToDate);
