@@ -42,6 +42,10 @@ struct SnapshotSources {
   std::vector<std::string> node_kubelet_versions;
   // COMPLIANCE_POLICY of upstream (e.g. "fips-140-2"); "" when unset.
   std::string compliance_policy;
+  // The cluster is OpenShift (upstream's PLATFORM=openshift): the proxy UID/GID come from the
+  // namespace's openshift.io/sa.scc.* annotations (PodRequest::namespace_object), and a user
+  // istio-proxy runAsUser equal to the app's is dropped.
+  bool openshift = false;
 };
 
 class Snapshot;  // immutable, defined in snapshot.hpp (engine internals)
@@ -50,21 +54,23 @@ api::Result<std::shared_ptr<const Snapshot>> build_snapshot(const SnapshotSource
 
 // Why a pod is or is not injected. Stable strings for metrics labels and Events.
 enum class Reason {
-  kInjected,               // "injected"
-  kHostNetwork,            // "host_network"
-  kIgnoredNamespace,       // "ignored_namespace"
-  kLabelFalse,             // "label_false"       sidecar.istio.io/inject label "false"
-  kLabelTrue,              // "label_true"
-  kAnnotationFalse,        // "annotation_false"
-  kAnnotationTrue,         // "annotation_true"
-  kNeverInjectSelector,    // "never_inject_selector"
-  kAlwaysInjectSelector,   // "always_inject_selector"
-  kPolicyEnabled,          // "policy_enabled"
-  kPolicyDisabled,         // "policy_disabled"
-  kPolicyInvalid,          // "policy_invalid"    policy neither enabled nor disabled
+  kInjected,              // "injected"
+  kHostNetwork,           // "host_network"
+  kIgnoredNamespace,      // "ignored_namespace"
+  kLabelFalse,            // "label_false"       sidecar.istio.io/inject label "false"
+  kLabelTrue,             // "label_true"
+  kAnnotationFalse,       // "annotation_false"
+  kAnnotationTrue,        // "annotation_true"
+  kNeverInjectSelector,   // "never_inject_selector"
+  kAlwaysInjectSelector,  // "always_inject_selector"
+  kPolicyEnabled,         // "policy_enabled"
+  kPolicyDisabled,        // "policy_disabled"
+  kPolicyInvalid,         // "policy_invalid"    policy neither enabled nor disabled
 };
 std::string_view reason_name(Reason r);
 
+// `reason` says why: the deciding step of injectRequired (kInjected is not produced by decide();
+// it is there for callers that count outcomes).
 struct Decision {
   bool inject = false;
   Reason reason = Reason::kPolicyDisabled;
@@ -85,6 +91,8 @@ struct PodRequest {
   // Environment for the proxy from the webhook path (/inject/cluster/c1/net/n1):
   // env name → value, e.g. ISTIO_META_CLUSTER_ID.
   std::vector<std::pair<std::string, std::string>> proxy_envs;
+  // The pod's Namespace object; only read when the snapshot is for OpenShift (UID/GID ranges).
+  const rapidjson::Value* namespace_object = nullptr;
 };
 
 enum class Outcome { kInjected, kSkipped, kFailed };
@@ -97,8 +105,12 @@ struct InjectResult {
   // users naming the annotation/field/template.
   std::string failure_type;
   std::string message;
-  std::string patch;          // RFC 6902 JSON Patch text; set for kInjected
-  rapidjson::Document pod;    // the injected pod; set for kInjected
+  // RFC 6902 JSON Patch text; set for kInjected. As upstream's, it is computed against the pod
+  // after the namespace fill-in and with managedFields dropped, so neither produces an op.
+  std::string patch;
+  // The injected pod; set for kInjected. It includes the filled-in namespace (the patch applied
+  // to a pod without metadata.namespace does not).
+  rapidjson::Document pod;
 };
 
 InjectResult inject(const Snapshot& snapshot, const PodRequest& request);

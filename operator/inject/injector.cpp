@@ -1,0 +1,421 @@
+// inject(): upstream's webhook path (webhook.go inject → injectPod, inject.go RunTemplate) on
+// the JSON DOM.
+#include "operator/inject/injector.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "api/json_patch.hpp"
+#include "api/strategic_merge.hpp"
+#include "api/yaml.hpp"
+#include "operator/inject/kube_view.hpp"
+#include "operator/inject/pipeline_steps.hpp"
+#include "operator/inject/pod_ops.hpp"
+#include "operator/inject/postprocess.hpp"
+#include "operator/inject/snapshot.hpp"
+#include "operator/template/funcs_support.hpp"
+
+namespace meshop::inject {
+
+namespace te = template_engine;
+
+namespace {
+
+InjectResult failed(Decision decision, std::string type, std::string message) {
+  InjectResult r;
+  r.outcome = Outcome::kFailed;
+  r.decision = decision;
+  r.failure_type = std::move(type);
+  r.message = std::move(message);
+  return r;
+}
+
+std::string string_or_empty(const rapidjson::Value* v) {
+  return v != nullptr && v->IsString() ? std::string(api::string_view_of(*v)) : std::string();
+}
+
+// GetDeployMetaFromPod (pkg/kube/util.go): the workload that owns a pod, from its controller
+// owner reference and the labels controllers put on pods.
+struct DeployMeta {
+  std::string name, ns, kind = "Pod", api_version = "v1";
+};
+
+// cronJobNameRegexp `(.+)-\d{8,10}$`: the CronJob name of a Job it created.
+std::optional<std::string> cron_job_name(std::string_view job) {
+  std::size_t dash = job.rfind('-');
+  if (dash == std::string_view::npos || dash == 0) return std::nullopt;
+  std::string_view digits = job.substr(dash + 1);
+  if (digits.size() < 8 || digits.size() > 10) return std::nullopt;
+  for (char c : digits)
+    if (c < '0' || c > '9') return std::nullopt;
+  return std::string(job.substr(0, dash));
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+DeployMeta deploy_meta_from_pod(const rapidjson::Value& pod) {
+  DeployMeta d;
+  d.name = api::string_at(pod, {"metadata", "name"});
+  d.ns = api::string_at(pod, {"metadata", "namespace"});
+  if (!api::string_at(pod, {"metadata", "generateName"}).empty()) {
+    const rapidjson::Value* refs = api::find(pod, "/metadata/ownerReferences");
+    const rapidjson::Value* controller = nullptr;
+    if (refs != nullptr && refs->IsArray()) {
+      for (const auto& r : refs->GetArray()) {
+        const rapidjson::Value* c = r.IsObject() ? api::find_member(r, "controller") : nullptr;
+        if (c != nullptr && c->IsBool() && c->GetBool()) {
+          controller = &r;
+          break;
+        }
+      }
+    }
+    if (controller != nullptr) {
+      d.api_version = string_or_empty(api::find_member(*controller, "apiVersion"));
+      d.kind = string_or_empty(api::find_member(*controller, "kind"));
+      std::string ref_name = string_or_empty(api::find_member(*controller, "name"));
+      d.name = ref_name;
+      std::string hash = string_or_empty(label(pod, "pod-template-hash"));
+      std::string rollout_hash = string_or_empty(label(pod, "rollouts-pod-template-hash"));
+      std::string dc = string_or_empty(label(pod, "deploymentconfig"));
+      if (d.kind == "ReplicaSet" && !hash.empty() && ends_with(ref_name, hash)) {
+        std::string suffix = "-" + hash;
+        d.name = ends_with(ref_name, suffix) ? ref_name.substr(0, ref_name.size() - suffix.size())
+                                             : ref_name;
+        d.kind = "Deployment";
+      } else if (d.kind == "ReplicaSet" && !rollout_hash.empty() &&
+                 ends_with(ref_name, rollout_hash)) {
+        std::string suffix = "-" + rollout_hash;
+        d.name = ends_with(ref_name, suffix) ? ref_name.substr(0, ref_name.size() - suffix.size())
+                                             : ref_name;
+        d.kind = "Rollout";
+        d.api_version = "v1alpha1";
+      } else if (d.kind == "ReplicationController" && !dc.empty()) {
+        d.name = dc;
+        d.kind = "DeploymentConfig";
+      } else if (d.kind == "Job") {
+        if (auto cron = cron_job_name(ref_name)) {
+          d.name = *cron;
+          d.kind = "CronJob";
+          d.api_version = "batch/v1";
+        }
+      }
+    }
+  }
+  if (d.name.empty()) d.name = api::string_at(pod, {"metadata", "name"});
+  return d;
+}
+
+// updateImageTypeIfPresent: a known -distroless/-debug suffix of the tag is replaced by the
+// requested type; "default" means no suffix.
+std::string image_url(const Snapshot& s, std::string_view image_name, std::string image_type,
+                      const rapidjson::Value& pod) {
+  if (image_type.empty()) image_type = s.variant;
+  if (const rapidjson::Value* a = annotation(pod, "sidecar.istio.io/proxyImageType"))
+    image_type = std::string(api::string_view_of(*a));
+  std::string tag = s.tag;
+  if (!image_type.empty()) {
+    for (std::string_view known : {"distroless", "debug"}) {
+      std::string suffix = "-" + std::string(known);
+      if (ends_with(tag, suffix)) {
+        tag.resize(tag.size() - suffix.size());
+        break;
+      }
+    }
+    if (image_type != "default") tag += "-" + image_type;
+  }
+  return s.hub + "/" + std::string(image_name) + ":" + tag;
+}
+
+te::Value str(std::string s) {
+  return te::Value::string(std::move(s));
+}
+
+te::Value record(std::string go_type, std::vector<RecordObject::Field> fields) {
+  return te::Value::object(std::make_shared<RecordObject>(std::move(go_type), std::move(fields)));
+}
+
+// Renders one template and parses its YAML into a patch (upstream's applyOverlayYAML reads
+// the rendered bytes with sigs.k8s.io/yaml into a map).
+api::Result<api::Document> render(const te::Template& t, const te::Value& data,
+                                  std::string_view name) {
+  auto out = t.execute(data);
+  if (!out) return api::Error{out.error()};
+  auto doc = api::yaml_to_json(*out);
+  if (!doc)
+    return api::Error{"failed parsing generated injected YAML for template " + std::string(name) +
+                      ": " + doc.message()};
+  if (doc->IsNull()) doc->SetObject();
+  if (!doc->IsObject())
+    return api::Error{"failed parsing generated injected YAML for template " + std::string(name) +
+                      ": not a mapping"};
+  return std::move(*doc);
+}
+
+std::vector<std::string> select_templates(const Snapshot& s, const rapidjson::Value& pod) {
+  std::vector<std::string> names;
+  if (const rapidjson::Value* a = annotation(pod, "inject.istio.io/templates")) {
+    std::string_view list = api::string_view_of(*a);
+    std::size_t start = 0;
+    while (true) {
+      std::size_t comma = list.find(',', start);
+      std::string_view item = list.substr(
+          start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+      names.emplace_back(te::funcs::go_trim_space(item));
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+  } else {
+    names = s.default_templates;
+  }
+  std::vector<std::string> out;
+  for (const std::string& n : names) {
+    auto it = s.aliases.find(n);
+    if (it != s.aliases.end())
+      out.insert(out.end(), it->second.begin(), it->second.end());
+    else
+      out.push_back(n);
+  }
+  return out;
+}
+
+// The shapes the pipeline relies on, which json.Unmarshal into corev1.Pod enforces upstream
+// (a pod that fails them is denied there with a decode error).
+std::optional<std::string> pod_shape_error(const rapidjson::Value& pod) {
+  const rapidjson::Value* meta = api::find_member(pod, "metadata");
+  if (meta != nullptr && !meta->IsNull()) {
+    if (!meta->IsObject()) return "metadata: expected an object";
+    for (std::string_view map : {"labels", "annotations"}) {
+      const rapidjson::Value* m = api::find_member(*meta, map);
+      if (m == nullptr || m->IsNull()) continue;
+      if (!m->IsObject()) return "metadata." + std::string(map) + ": expected an object";
+      for (const auto& e : m->GetObject())
+        if (!e.value.IsString() && !e.value.IsNull())
+          return "metadata." + std::string(map) + "." + std::string(api::string_view_of(e.name)) +
+                 ": expected a string";
+    }
+  }
+  const rapidjson::Value* spec = api::find_member(pod, "spec");
+  if (spec != nullptr && !spec->IsNull()) {
+    if (!spec->IsObject()) return "spec: expected an object";
+    for (std::string_view list : {"containers", "initContainers"}) {
+      const rapidjson::Value* l = api::find_member(*spec, list);
+      if (l == nullptr || l->IsNull()) continue;
+      if (!l->IsArray()) return "spec." + std::string(list) + ": expected a list";
+      for (rapidjson::SizeType i = 0; i < l->Size(); ++i)
+        if (!(*l)[i].IsObject())
+          return "spec." + std::string(list) + "[" + std::to_string(i) + "]: expected an object";
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
+  if (request.pod == nullptr || !request.pod->IsObject())
+    return failed({}, "invalid_pod", "pod: expected a Pod object");
+  if (auto bad = pod_shape_error(*request.pod)) return failed({}, "invalid_pod", "pod: " + *bad);
+
+  // The pod as upstream sees it after decoding: managedFields dropped and the namespace
+  // filled in from the request. The patch is computed against this form.
+  api::Document original;
+  original.CopyFrom(*request.pod, original.GetAllocator());
+  if (rapidjson::Value* meta = api::find_member(original, "metadata")) {
+    if (meta->IsObject()) {
+      meta->RemoveMember("managedFields");
+      if (api::string_at(original, {"metadata", "namespace"}).empty() && !request.ns.empty()) {
+        if (rapidjson::Value* ns = api::find_member(*meta, "namespace"))
+          ns->SetString(request.ns.data(), static_cast<rapidjson::SizeType>(request.ns.size()),
+                        original.GetAllocator());
+        else
+          meta->AddMember("namespace", api::make_string(request.ns, original.GetAllocator()),
+                          original.GetAllocator());
+      }
+    }
+  } else if (!request.ns.empty()) {
+    rapidjson::Value new_meta(rapidjson::kObjectType);
+    new_meta.AddMember("namespace", api::make_string(request.ns, original.GetAllocator()),
+                       original.GetAllocator());
+    original.AddMember("metadata", std::move(new_meta), original.GetAllocator());
+  }
+
+  Decision decision = decide(snapshot, original, request.ns, request.kube_inject);
+  if (!decision.inject) {
+    InjectResult r;
+    r.outcome = Outcome::kSkipped;
+    r.decision = decision;
+    return r;
+  }
+  std::pair<std::int64_t, std::int64_t> ids{1337, 1337};
+  if (snapshot.openshift) {
+    ids = openshift_proxy_ids(request.namespace_object);
+    reset_openshift_sidecar_user(original);
+  }
+
+  // RunTemplate: annotations are validated before anything else.
+  if (auto st = validate_annotations(original); !st)
+    return failed(decision, "invalid_annotation", st.message());
+
+  const rapidjson::Value* pc_annotation = annotation(original, "proxy.istio.io/config");
+  std::string pc_text = string_or_empty(pc_annotation);
+  auto proxy = proxy_config_for(*snapshot.mesh, pc_annotation != nullptr ? &pc_text : nullptr);
+  if (!proxy) return failed(decision, "invalid_annotation", proxy.message());
+
+  // Cluster and network: values, then the webhook path, then the pod's network label.
+  std::map<std::string, std::string> proxy_envs;
+  for (const auto& [k, v] : request.proxy_envs)
+    proxy_envs[k] = v;
+  std::string cluster = snapshot.cluster_name;
+  std::string network = snapshot.network;
+  if (auto it = proxy_envs.find("ISTIO_META_CLUSTER_ID");
+      it != proxy_envs.end() && !it->second.empty())
+    cluster = it->second;
+  if (auto it = proxy_envs.find("ISTIO_META_NETWORK");
+      it != proxy_envs.end() && !it->second.empty())
+    network = it->second;
+  if (const rapidjson::Value* n = label(original, "topology.istio.io/network"))
+    network = std::string(api::string_view_of(*n));
+  if (!cluster.empty()) proxy_envs["ISTIO_META_CLUSTER_ID"] = cluster;
+  if (!network.empty()) proxy_envs["ISTIO_META_NETWORK"] = network;
+
+  // The stripped pod is what templates see; struct views read it in place.
+  auto stripped = std::make_shared<api::Document>();
+  stripped->CopyFrom(original, stripped->GetAllocator());
+  strip_pod(*stripped, snapshot.mesh_status_port);
+  if (auto st = reinsert_overrides(*stripped); !st)
+    return failed(decision, "invalid_annotation", st.message());
+
+  DeployMeta deploy;
+  if (!request.workload_kind.empty()) {
+    deploy.kind = request.workload_kind;
+    deploy.api_version = request.workload_api_version;
+    deploy.name = request.workload_name;
+    deploy.ns = api::string_at(original, {"metadata", "namespace"});
+  } else {
+    deploy = deploy_meta_from_pod(original);
+  }
+
+  static const rapidjson::Value kNull;
+  const rapidjson::Value* stripped_meta = api::find_member(*stripped, "metadata");
+  const rapidjson::Value* stripped_spec = api::find_member(*stripped, "spec");
+  std::shared_ptr<const void> owner = stripped;
+  std::string proxy_image = image_url(snapshot, snapshot.proxy_image_name,
+                                      std::string((*proxy)->image_type()), *stripped);
+  std::string proxy_init_image = image_url(snapshot, snapshot.proxy_init_image_name, "", *stripped);
+  te::Value data = record(
+      "*inject.SidecarTemplateData",
+      {
+          {"TypeMeta", "",
+           record("v1.TypeMeta", {{"Kind", "kind", str(deploy.kind), true},
+                                  {"APIVersion", "apiVersion", str(deploy.api_version), true}})},
+          {"DeploymentMeta", "",
+           record("types.NamespacedName", {{"Namespace", "Namespace", str(deploy.ns)},
+                                           {"Name", "Name", str(deploy.name)}})},
+          {"ObjectMeta", "",
+           struct_view(stripped_meta != nullptr ? stripped_meta : &kNull, object_meta_type(),
+                       owner)},
+          {"Spec", "",
+           struct_view(stripped_spec != nullptr ? stripped_spec : &kNull, pod_spec_type(), owner)},
+          {"ProxyConfig", "", as_template_value(*proxy)},
+          {"MeshConfig", "", snapshot.mesh_data},
+          {"Values", "", snapshot.values_data},
+          {"Revision", "", str(snapshot.revision)},
+          {"NativeSidecars", "", te::Value::boolean(snapshot.native_sidecars)},
+          {"ProxyImage", "", str(proxy_image)},
+          {"ProxyInitImage", "", str(proxy_init_image)},
+          {"ProxyUID", "", te::Value::integer(ids.first, te::Kind::kInt64)},
+          {"ProxyGID", "", te::Value::integer(ids.second, te::Kind::kInt64)},
+          {"InboundTrafficPolicyMode", "",
+           str(std::string(snapshot.mesh->inbound_traffic_policy_mode()))},
+          {"CompliancePolicy", "", str(snapshot.compliance_policy)},
+      });
+
+  // Render each template and merge it into the original pod and into a template-only pod.
+  api::Document merged;
+  merged.CopyFrom(original, merged.GetAllocator());
+  api::Document template_pod;
+  template_pod.SetObject();
+  for (const std::string& name : select_templates(snapshot, original)) {
+    auto it = snapshot.templates.find(name);
+    if (it == snapshot.templates.end()) {
+      std::string have;
+      for (const auto& [k, v] : snapshot.templates)
+        have += (have.empty() ? "" : ", ") + k;
+      return failed(decision, "template_not_found",
+                    "failed to run injection template: requested template \"" + name +
+                        "\" not found; have " + have);
+    }
+    auto patch = render(*it->second, data, name);
+    if (!patch)
+      return failed(decision, "template_render",
+                    "failed to run injection template: " + patch.message());
+    if (auto st = api::apply_strategic_merge_patch(template_pod, *patch, api::pod_patch_schema());
+        !st)
+      return failed(
+          decision, "merge",
+          "failed to run injection template: failed applying injection overlay: " + st.message());
+    // The annotation (read on the pod merged so far, as upstream) beats the cluster setting.
+    bool native = snapshot.native_sidecars;
+    if (const rapidjson::Value* a = annotation(merged, "sidecar.istio.io/nativeSidecar")) {
+      if (api::string_view_of(*a) == "true") native = true;
+      if (api::string_view_of(*a) == "false") native = false;
+    }
+    if (native &&
+        find_container(container_list(template_pod, "initContainers"), kProxyContainerName) &&
+        find_container(container_list(merged, "containers"), kProxyContainerName))
+      move_container(merged, "containers", "initContainers", kProxyContainerName);
+    if (auto st = api::apply_strategic_merge_patch(merged, *patch, api::pod_patch_schema()); !st)
+      return failed(decision, "merge",
+                    "failed to run injection template: failed parsing generated injected YAML "
+                    "(check Istio sidecar injector configuration): " +
+                        st.message());
+  }
+
+  if (auto st = reapply_overwritten_containers(merged, original, template_pod, **proxy); !st)
+    return failed(decision, "merge", "failed to re apply container: " + st.message());
+
+  // postProcessPod, in upstream's order.
+  overwrite_cluster_envs(merged, proxy_envs);
+  if (auto st = apply_prometheus_merge(merged, *snapshot.mesh, snapshot.mesh_status_port); !st)
+    return failed(decision, "prometheus", "failed to process pod: " + st.message());
+  bool was_injected = annotation(original, kStatusAnnotation) != nullptr;
+  if (auto st =
+          rewrite_app_probes(merged, snapshot.values, was_injected, snapshot.mesh_status_port);
+      !st)
+    return failed(decision, "probe_rewrite", "failed to process pod: " + st.message());
+  if (auto it = proxy_envs.find("ISTIO_META_NETWORK"); it != proxy_envs.end())
+    set_label(merged, "topology.istio.io/network", it->second);
+  set_annotation(merged, kStatusAnnotation, injection_status(template_pod, snapshot.revision));
+  for (const auto& [k, v] : snapshot.injected_annotations)
+    set_annotation(merged, k, v);
+
+  // reorderPod: the proxy goes last (first when the application waits for it); native
+  // sidecars put init/validation, proxy, core-dump first.
+  bool hold = (*proxy)->hold_application_until_proxy_starts() || snapshot.values_hold_application;
+  modify_containers(merged, "containers", kProxyContainerName,
+                    hold ? Reorder::kMoveFirst : Reorder::kMoveLast);
+  if (find_container(container_list(merged, "initContainers"), kProxyContainerName) != nullptr) {
+    for (std::string_view n :
+         {kEnableCoreDumpName, kProxyContainerName, kValidationContainerName, kInitContainerName})
+      modify_containers(merged, "initContainers", n, Reorder::kMoveFirst);
+  } else {
+    modify_containers(merged, "initContainers", kValidationContainerName, Reorder::kMoveFirst);
+    modify_containers(merged, "initContainers", kInitContainerName, Reorder::kMoveLast);
+    modify_containers(merged, "initContainers", kEnableCoreDumpName, Reorder::kMoveLast);
+  }
+
+  normalize_go_pod(merged, merged.GetAllocator());
+
+  InjectResult result;
+  result.outcome = Outcome::kInjected;
+  result.decision = decision;
+  api::Document patch = api::create_json_patch(original, merged);
+  result.patch = api::to_json(patch);
+  result.pod = std::move(merged);
+  return result;
+}
+
+}  // namespace meshop::inject

@@ -1,0 +1,71 @@
+// One revision's injector configuration, decoded and parsed once (build_snapshot in
+// injector.hpp), then shared read-only by every request of that revision.
+//
+// What is decoded (upstream UnmarshalConfig / NewValuesConfig / ApplyMeshConfig):
+//   - `config`: policy, defaultTemplates (empty → ["sidecar"]), templates (each parsed once
+//     with sprig + Istio + proto functions, named "inject" as upstream's parseDryTemplate
+//     names them, so execution errors read like upstream's), aliases, neverInjectSelector,
+//     alwaysInjectSelector (selectors that do not parse are kept as skipped entries, as
+//     upstream logs and skips them at decision time), injectedAnnotations.
+//   - `values`: the JSON/YAML map as template data (numbers float64) plus the few fields Go
+//     code reads (hub, tag, variant, proxy images, cluster, network, holdApplication...,
+//     rewriteAppHTTPProbe).
+//   - `mesh`: MeshConfig via parse_mesh_config.
+//   - native sidecar mode resolved from ENABLE_NATIVE_SIDECARS and the nodes' kubelet versions.
+//
+// Immutable after build_snapshot(); safe to read from any number of threads.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+#include "api/label_selector.hpp"
+#include "operator/inject/injector.hpp"
+#include "operator/inject/mesh/mesh_config.hpp"
+#include "operator/template/template.hpp"
+
+namespace meshop::inject {
+
+class Snapshot {
+ public:
+  std::string revision;  // as configured ("" for kube-inject's default)
+  std::string policy;    // "enabled" | "disabled" | anything (→ no injection)
+  std::vector<std::string> default_templates;
+  std::map<std::string, std::shared_ptr<const template_engine::Template>, std::less<>> templates;
+  std::map<std::string, std::vector<std::string>, std::less<>> aliases;
+  // nullopt: a selector that did not parse (skipped, as upstream does).
+  std::vector<std::optional<api::LabelSelector>> never_inject_selector;
+  std::vector<std::optional<api::LabelSelector>> always_inject_selector;
+  std::vector<std::pair<std::string, std::string>> injected_annotations;  // sorted by key
+
+  rapidjson::Document values;            // the `values` object
+  template_engine::Value values_data;    // the same as template data (map[string]interface {})
+  std::string hub, tag, variant;         // global.hub, global.tag (%v), global.variant
+  std::string proxy_image_name;          // global.proxy.image or "proxyv2"
+  std::string proxy_init_image_name;     // global.proxy_init.image or "proxyv2"
+  std::string cluster_name;              // global.multiCluster.clusterName
+  std::string network;                   // global.network
+  bool values_hold_application = false;  // global.proxy.holdApplicationUntilProxyStarts
+
+  std::shared_ptr<const MeshConfig> mesh;
+  template_engine::Value mesh_data;  // *v1alpha1.MeshConfig for templates
+  int mesh_status_port = 15020;      // mesh defaultConfig.statusPort
+
+  bool native_sidecars = false;
+  std::string compliance_policy;
+  bool openshift = false;
+};
+
+// ENABLE_NATIVE_SIDECARS=auto: native only if every node's kubelet has minor version ≥ 33, as
+// upstream's DetectNativeSidecar (so an empty list means native, as upstream with a node client
+// that lists no nodes). Versions look like "v1.33.0" or "v1.33.1-gke.100"; one that does not
+// parse disables native sidecars.
+bool kubelet_versions_support_native(const std::vector<std::string>& versions);
+
+}  // namespace meshop::inject

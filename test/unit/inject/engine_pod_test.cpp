@@ -1,0 +1,181 @@
+// The engine's building blocks: resource quantity canonical form, Go struct marshalling and
+// normalisation of pods, container reordering, the status annotation, OpenShift and bad input.
+#include <gtest/gtest.h>
+
+#include "api/json.hpp"
+#include "engine_test_support.hpp"
+#include "operator/inject/injector.hpp"
+#include "operator/inject/kube_view.hpp"
+#include "operator/inject/pod_ops.hpp"
+#include "operator/inject/quantity.hpp"
+#include "operator/inject/snapshot.hpp"
+
+namespace meshop::inject {
+namespace {
+
+using engine_test::json;
+
+TEST(EngineQuantity, CanonicalFormAsGoWritesIt) {
+  EXPECT_EQ(canonical_quantity("2000m"), "2");
+  EXPECT_EQ(canonical_quantity("100m"), "100m");
+  EXPECT_EQ(canonical_quantity("0.5"), "500m");
+  EXPECT_EQ(canonical_quantity("1500"), "1500");
+  EXPECT_EQ(canonical_quantity("3000"), "3k");
+  EXPECT_EQ(canonical_quantity("1024Mi"), "1Gi");
+  EXPECT_EQ(canonical_quantity("1.5Gi"), "1536Mi");
+  EXPECT_EQ(canonical_quantity("512Ki"), "512Ki");
+  EXPECT_EQ(canonical_quantity("0.5Ki"), "512");  // below 1024 bytes: decimal
+  EXPECT_EQ(canonical_quantity("1e3"), "1e3");
+  EXPECT_EQ(canonical_quantity("0"), "0");
+  EXPECT_EQ(canonical_quantity("-2000m"), "-2");
+  EXPECT_EQ(canonical_quantity("abc"), std::nullopt);
+  EXPECT_EQ(canonical_quantity("1Xi"), std::nullopt);
+}
+
+TEST(EngineKubeView, ContainerMarshalsInGoFieldOrderWithOmitempty) {
+  api::Document c = json(R"({"securityContext":{"runAsUser":0},"image":"",
+    "ports":[{"protocol":"TCP","containerPort":80,"hostPort":0}],"name":"istio-proxy",
+    "readinessProbe":{"periodSeconds":0,"httpGet":{"path":"/x","port":1}}})");
+  EXPECT_EQ(go_json(c, container_type()),
+            R"({"name":"istio-proxy","ports":[{"containerPort":80,"protocol":"TCP"}],)"
+            R"("resources":{},"readinessProbe":{"httpGet":{"path":"/x","port":1}},)"
+            R"("securityContext":{"runAsUser":0}})");
+}
+
+TEST(EngineKubeView, NormalizeDropsZeroOmitemptyFieldsAndCanonicalisesQuantities) {
+  api::Document pod = json(R"({"metadata":{"labels":{},"annotations":{"a":"b"},"name":""},
+    "spec":{"hostNetwork":false,"initContainers":[],"containers":[{"name":"c",
+      "resources":{"limits":{"cpu":"2000m","memory":"1024Mi"},"requests":{}},
+      "readinessProbe":{"initialDelaySeconds":0,"periodSeconds":15},
+      "securityContext":{"privileged":false,"runAsUser":0},
+      "env":[{"name":"E","value":"","valueFrom":null}]},{"name":"d"}],
+      "volumes":[{"name":"v","emptyDir":{}}]}})");
+  normalize_go_pod(pod, pod.GetAllocator());
+  api::Document want = json(R"({"metadata":{"annotations":{"a":"b"}},
+    "spec":{"containers":[{"name":"c",
+      "resources":{"limits":{"cpu":"2","memory":"1Gi"}},
+      "readinessProbe":{"periodSeconds":15},
+      "securityContext":{"privileged":false,"runAsUser":0},
+      "env":[{"name":"E"}]},{"name":"d","resources":{}}],
+      "volumes":[{"name":"v","emptyDir":{}}]}})");
+  EXPECT_TRUE(api::json_equal(pod, want)) << api::to_json(pod);
+}
+
+TEST(EnginePodOps, ModifyContainersKeepsLastMatchAndOrder) {
+  api::Document pod = json(
+      R"({"spec":{"initContainers":[{"name":"a"},{"name":"x","v":1},{"name":"b"},{"name":"x","v":2}]}})");
+  modify_containers(pod, "initContainers", "x", Reorder::kMoveFirst);
+  EXPECT_EQ(api::to_json(*api::find(pod, "/spec/initContainers")),
+            R"([{"name":"x","v":2},{"name":"a"},{"name":"b"}])");
+  modify_containers(pod, "initContainers", "a", Reorder::kMoveLast);
+  EXPECT_EQ(api::to_json(*api::find(pod, "/spec/initContainers")),
+            R"([{"name":"x","v":2},{"name":"b"},{"name":"a"}])");
+  modify_containers(pod, "initContainers", "missing", Reorder::kRemove);
+  EXPECT_EQ(api::find(pod, "/spec/initContainers")->Size(), 3u);
+  move_container(pod, "initContainers", "containers", "b");
+  EXPECT_EQ(api::to_json(*api::find(pod, "/spec/containers")), R"([{"name":"b"}])");
+}
+
+TEST(EnginePodOps, StatusAnnotationWritesNullForEmptyListsAndEscapesLikeGo) {
+  api::Document tp = json(R"({"spec":{"initContainers":[{"name":"<i>"}],"volumes":[]}})");
+  EXPECT_EQ(injection_status(tp, ""),
+            R"({"initContainers":["\u003ci\u003e"],"containers":null,"volumes":null,)"
+            R"("imagePullSecrets":null,"revision":"default"})");
+  StatusContainers s = parse_status(R"({"containers":["a"],"initContainers":null})");
+  EXPECT_TRUE(s.valid);
+  EXPECT_EQ(s.containers, std::vector<std::string>{"a"});
+  EXPECT_FALSE(parse_status("not json").valid);
+}
+
+TEST(EnginePodOps, ClusterEnvsReplacedAndAppendedInKeyOrder) {
+  api::Document pod = json(R"({"spec":{"containers":[{"name":"istio-proxy","env":[
+    {"name":"ISTIO_META_NETWORK","value":"old"},{"name":"KEEP","value":"k"}]}]}})");
+  overwrite_cluster_envs(pod, {{"ISTIO_META_NETWORK", "n1"}, {"ISTIO_META_CLUSTER_ID", "c1"}});
+  EXPECT_EQ(api::to_json(*api::find(pod, "/spec/containers/0/env")),
+            R"([{"name":"KEEP","value":"k"},{"name":"ISTIO_META_CLUSTER_ID","value":"c1"},)"
+            R"({"name":"ISTIO_META_NETWORK","value":"n1"}])");
+}
+
+std::shared_ptr<const Snapshot> tiny_snapshot(bool openshift = false) {
+  SnapshotSources src;
+  src.config = R"(policy: enabled
+templates:
+  t: |
+    metadata:
+      annotations:
+        uid: "{{ .ProxyUID }}/{{ .ProxyGID }}"
+    spec:
+      containers:
+      - name: istio-proxy
+        image: proxy
+        securityContext:
+          runAsUser: {{ .ProxyUID }}
+defaultTemplates: [t]
+)";
+  src.values = "{}";
+  src.openshift = openshift;
+  auto s = build_snapshot(src);
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.message());
+  return s.ok() ? *s : nullptr;
+}
+
+TEST(EngineInject, MalformedPodIsAFailureValue) {
+  auto s = tiny_snapshot();
+  ASSERT_TRUE(s);
+  for (std::string_view text :
+       {R"({"spec":{"containers":"x"}})", R"({"metadata":{"labels":{"a":1}}})", R"({"spec":[1]})",
+        R"({"spec":{"initContainers":[1]}})"}) {
+    api::Document pod = json(text);
+    PodRequest req;
+    req.pod = &pod;
+    req.ns = "default";
+    InjectResult r = inject(*s, req);
+    EXPECT_EQ(r.outcome, Outcome::kFailed) << text;
+    EXPECT_EQ(r.failure_type, "invalid_pod") << text;
+  }
+}
+
+TEST(EngineInject, OpenShiftTakesProxyIdsFromNamespaceRanges) {
+  auto s = tiny_snapshot(true);
+  ASSERT_TRUE(s);
+  api::Document ns = json(R"({"metadata":{"annotations":{
+    "openshift.io/sa.scc.uid-range":"1000620000/10000",
+    "openshift.io/sa.scc.supplemental-groups":"5000-5009,7000/10"}}})");
+  api::Document pod = json(R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"app"}]}})");
+  PodRequest req;
+  req.pod = &pod;
+  req.ns = "test-ns";
+  req.namespace_object = &ns;
+  InjectResult r = inject(*s, req);
+  ASSERT_EQ(r.outcome, Outcome::kInjected) << r.message;
+  EXPECT_EQ(api::string_at(r.pod, {"metadata", "annotations", "uid"}), "1000629999/5009");
+
+  auto plain = tiny_snapshot(false);
+  ASSERT_TRUE(plain);
+  r = inject(*plain, req);
+  ASSERT_EQ(r.outcome, Outcome::kInjected) << r.message;
+  EXPECT_EQ(api::string_at(r.pod, {"metadata", "annotations", "uid"}), "1337/1337");
+}
+
+TEST(EngineInject, UserProxyOverridesAreMergedAndRecorded) {
+  auto s = tiny_snapshot();
+  ASSERT_TRUE(s);
+  api::Document pod = json(R"({"metadata":{"name":"p"},"spec":{"containers":[
+    {"name":"app"},{"name":"istio-proxy","image":"auto","args":["custom"]}]}})");
+  PodRequest req;
+  req.pod = &pod;
+  req.ns = "default";
+  InjectResult r = inject(*s, req);
+  ASSERT_EQ(r.outcome, Outcome::kInjected) << r.message;
+  // The template image wins over "auto"; the user's args are kept; the proxy goes last.
+  const api::Value* proxy = api::find(r.pod, "/spec/containers/1");
+  ASSERT_NE(proxy, nullptr);
+  EXPECT_EQ(api::string_at(*proxy, {"name"}), "istio-proxy");
+  EXPECT_EQ(api::string_at(*proxy, {"image"}), "proxy");
+  EXPECT_EQ(api::to_json((*proxy)["args"]), R"(["custom"])");
+  EXPECT_EQ(api::string_at(r.pod, {"metadata", "annotations", "proxy.istio.io/overrides"}),
+            R"({"containers":[{"name":"istio-proxy","args":["custom"],"resources":{}}]})");
+}
+
+}  // namespace
+}  // namespace meshop::inject
