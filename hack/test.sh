@@ -17,6 +17,10 @@ step "dependencies"
 bash hack/install-deps.sh
 step "control plane binaries"
 bash hack/build-cluster.sh >/dev/null
+step "upstream Istio module (oracle data for the golden, differential and unit tests)"
+# Before configuring: CMake registers the golden and injection differential tests only when
+# the pinned module is in the module cache, and unit tests read upstream files from it.
+bash hack/istio-module.sh >/dev/null
 step "build"
 bash hack/build.sh relwithdebinfo
 step "format"
