@@ -1,0 +1,317 @@
+// `meshop webhook`: the sidecar-injection webhook, standalone.
+//
+//   meshop webhook --cert tls.crt --key tls.key [--config-dir DIR] [--addr 127.0.0.1:15017]
+//                  [--revision default] [--metrics-addr 127.0.0.1:15014] [--threads N]
+//                  [--kubeconfig K [--context C] --namespace istio-system]
+//                  [--native-sidecars auto|true|false]
+//
+// Where the injector configuration comes from (exactly one):
+//   --config-dir DIR   files config, values[, mesh] (as istiod's /var/lib/istio/inject),
+//                      watched and reloaded, for --revision
+//   --kubeconfig K     ConfigMaps istio-sidecar-injector[-<rev>] and istio[-<rev>] of
+//                      --namespace, every revision found there, watched through an informer;
+//                      a rejected ConfigMap gets a Warning Event
+//   neither            meshop's built-in defaults (manifests/inject) for --revision
+// The HTTPS server answers /inject for --revision and /inject/rev/<r> for revision <r> (see
+// operator/webhook/path_params.hpp); /metrics and /readyz are on --metrics-addr (plain HTTP).
+// The certificate files are watched and reloaded without dropping requests. SIGTERM/SIGINT stop
+// it cleanly (requests in progress are answered).
+#include <csignal>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "api/json.hpp"
+#include "operator/cli/cli.hpp"
+#include "operator/cli/commands.hpp"
+#include "operator/inject/builtin.hpp"
+#include "operator/kube/client.hpp"
+#include "operator/kube/events.hpp"
+#include "operator/log/log.hpp"
+#include "operator/runtime/clock.hpp"
+#include "operator/runtime/health_server.hpp"
+#include "operator/runtime/informer.hpp"
+#include "operator/runtime/kube_source.hpp"
+#include "operator/runtime/store.hpp"
+#include "operator/webhook/config_dir.hpp"
+#include "operator/webhook/configmap_source.hpp"
+#include "operator/webhook/server.hpp"
+
+namespace meshop::cli {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+struct WebhookOptions {
+  std::string cert_file;
+  std::string key_file;
+  std::string config_dir;
+  std::string address = "127.0.0.1:15017";
+  std::string metrics_address = "127.0.0.1:15014";
+  std::string revision = "default";
+  std::string kubeconfig;
+  std::string context;
+  std::string ns = "istio-system";
+  std::string native_sidecars;
+  unsigned threads = 0;
+};
+
+std::optional<inject::NativeSidecars> parse_native(std::string_view v) {
+  if (v == "auto") return inject::NativeSidecars::kAuto;
+  if (v == "true") return inject::NativeSidecars::kEnabled;
+  if (v == "false") return inject::NativeSidecars::kDisabled;
+  return std::nullopt;
+}
+
+// The cluster side: kube client, ConfigMap informer, Event recorder. Lives on the control
+// loop's io_context (one thread), as the runtime requires.
+struct Cluster {
+  std::shared_ptr<kube::Client> client;
+  std::shared_ptr<kube::EventRecorder> events;
+  runtime::SteadyClock clock;
+  std::unique_ptr<runtime::KubeListWatch> source;
+  runtime::Store configmaps{runtime::strip_managed_fields};
+  std::unique_ptr<runtime::Informer> informer;
+  std::unique_ptr<webhook::ConfigMapSource> injector_config;
+};
+
+// istiod's ENABLE_NATIVE_SIDECARS=auto asks the nodes; without a cluster there is no one to
+// ask, and meshop (like `meshop kube-inject`) then injects a regular container.
+asio::awaitable<void> start_cluster(Cluster& c, webhook::RevisionStore& store,
+                                    const webhook::Engine& engine, webhook::WebhookMetrics& metrics,
+                                    inject::SnapshotSources defaults, std::string ns) {
+  if (defaults.native_sidecars == inject::NativeSidecars::kAuto) {
+    kube::ListOptions opts;
+    auto nodes = co_await c.client->list_all(kube::resources::kNodes, "", opts);
+    if (nodes.ok()) {
+      auto items = nodes->list.FindMember("items");
+      if (items != nodes->list.MemberEnd() && items->value.IsArray())
+        for (const auto& n : items->value.GetArray()) {
+          auto v = api::string_at(n, {"status", "nodeInfo", "kubeletVersion"});
+          if (!v.empty()) defaults.node_kubelet_versions.push_back(v);
+        }
+    } else {
+      log::warn("cannot list nodes for native sidecar detection; injecting regular containers",
+                {{"error", nodes.error().message}});
+      defaults.native_sidecars = inject::NativeSidecars::kDisabled;
+    }
+  }
+  auto events = c.events;
+  c.injector_config = std::make_unique<webhook::ConfigMapSource>(
+      c.client->get_executor(), c.configmaps, store, engine, &metrics,
+      [events](const rapidjson::Value& cm, const std::string& message) {
+        auto ref = kube::reference_to(cm);
+        ref.api_version = "v1";  // list items carry no TypeMeta
+        ref.kind = "ConfigMap";
+        events->record(ref, kube::EventType::kWarning, "InjectorConfigRejected", "Reload", message);
+      },
+      std::move(defaults));
+  c.injector_config->start();
+  c.source = std::make_unique<runtime::KubeListWatch>(c.client, kube::resources::kConfigMaps, ns);
+  c.informer = std::make_unique<runtime::Informer>("configmaps", c.client->get_executor(), c.clock,
+                                                   *c.source, c.configmaps);
+  co_await c.informer->run();
+}
+
+asio::awaitable<void> poll_files(asio::steady_timer& timer, const bool& stopping,
+                                 webhook::ServingCertificate& certificate,
+                                 webhook::ConfigDirSource* dir_source) {
+  while (!stopping) {
+    timer.expires_after(100ms);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (stopping || ec == asio::error::operation_aborted) break;
+    certificate.reload_if_changed();
+    if (dir_source) dir_source->poll();
+  }
+}
+
+int serve(const WebhookOptions& opts, Context& ctx) {
+  std::string native_text = opts.native_sidecars;
+  if (native_text.empty()) {
+    const char* env = std::getenv("ENABLE_NATIVE_SIDECARS");
+    native_text = env != nullptr && *env != '\0' ? env : "auto";
+  }
+  auto native = parse_native(native_text);
+  if (!native) {
+    ctx.err << "Error: --native-sidecars: expected true, false or auto, got \"" << native_text
+            << "\"\n";
+    return kExitUsage;
+  }
+  if (!opts.config_dir.empty() && !opts.kubeconfig.empty()) {
+    ctx.err << "Error: --config-dir and --kubeconfig are exclusive: the configuration comes "
+               "either from files or from the cluster's ConfigMaps\n";
+    return kExitUsage;
+  }
+
+  metrics::Registry registry;
+  webhook::WebhookMetrics metrics(registry);
+  webhook::RevisionStore store;
+  webhook::Engine engine = webhook::default_engine();
+  webhook::ServingCertificate certificate(opts.cert_file, opts.key_file, &metrics);
+  if (auto err = certificate.load()) {
+    ctx.err << "Error: " << *err << '\n';
+    return kExitError;
+  }
+
+  inject::SnapshotSources defaults;
+  defaults.native_sidecars = *native;
+  std::unique_ptr<webhook::ConfigDirSource> dir_source;
+  if (!opts.config_dir.empty()) {
+    dir_source = std::make_unique<webhook::ConfigDirSource>(opts.config_dir, opts.revision, store,
+                                                            engine, &metrics);
+    if (auto err = dir_source->load()) {
+      ctx.err << "Error: --config-dir " << opts.config_dir << ": " << *err << '\n';
+      return kExitError;
+    }
+  } else if (opts.kubeconfig.empty()) {
+    inject::SnapshotSources sources = inject::builtin_sources();
+    sources.revision = opts.revision == "default" ? "" : opts.revision;
+    sources.native_sidecars =
+        *native == inject::NativeSidecars::kAuto ? inject::NativeSidecars::kDisabled : *native;
+    auto snapshot = engine.build(sources);
+    if (!snapshot.ok()) {
+      ctx.err << "Error: built-in injector configuration: " << snapshot.message() << '\n';
+      return kExitError;
+    }
+    webhook::RevisionConfig config;
+    config.revision = opts.revision;
+    config.snapshot = std::move(*snapshot);
+    config.source = "builtin";
+    store.publish(std::move(config));
+    log::info("injector configuration loaded",
+              {{"revision", opts.revision}, {"source", "builtin"}});
+  }
+
+  asio::io_context control;  // the control loop: signals, polling, metrics, cluster watch
+  Cluster cluster;
+  if (!opts.kubeconfig.empty()) {
+    kube::LoadOptions lo;
+    lo.kubeconfig = opts.kubeconfig;
+    lo.context = opts.context;
+    auto config = kube::load_default_config(lo);
+    if (!config.ok()) {
+      ctx.err << "Error: " << config.error().message << '\n';
+      return kExitError;
+    }
+    auto client = kube::Client::create(control.get_executor(), *config);
+    if (!client.ok()) {
+      ctx.err << "Error: " << client.error().message << '\n';
+      return kExitError;
+    }
+    cluster.client = *client;
+    kube::EventRecorderOptions eo;
+    eo.controller = "meshop-webhook";
+    cluster.events = kube::EventRecorder::create(cluster.client, eo);
+    asio::co_spawn(control, start_cluster(cluster, store, engine, metrics, defaults, opts.ns),
+                   asio::detached);
+  }
+
+  runtime::HealthServer health(control.get_executor(),
+                               {.not_ready_reason =
+                                    [&store, rev = opts.revision] {
+                                      if (store.get(rev)) return std::string();
+                                      std::string why =
+                                          "no injector configuration for revision " + rev;
+                                      if (auto err = store.last_error(rev); !err.empty())
+                                        why += ": " + err;
+                                      return why;
+                                    },
+                                .metrics = [&registry] { return registry.expose(); }});
+  if (auto err = health.listen(opts.metrics_address)) {
+    ctx.err << "Error: --metrics-addr: " << *err << '\n';
+    return kExitError;
+  }
+  asio::co_spawn(control, health.run(), asio::detached);
+
+  webhook::ServerOptions so;
+  so.address = opts.address;
+  so.default_revision = opts.revision;
+  so.threads = opts.threads;
+  webhook::WebhookServer server(so, store, certificate, engine, &metrics);
+  if (auto err = server.start()) {
+    ctx.err << "Error: " << *err << '\n';
+    return kExitError;
+  }
+
+  // Certificate and --config-dir changes are noticed by polling: it sees a mounted Secret or
+  // ConfigMap's symlink swap as surely as a plain rewrite, and costs a few stat() calls.
+  asio::steady_timer poll_timer(control);
+  bool stopping = false;
+  asio::co_spawn(control, poll_files(poll_timer, stopping, certificate, dir_source.get()),
+                 asio::detached);
+
+  asio::signal_set signals(control, SIGINT, SIGTERM);
+  asio::steady_timer give_up(control);
+  signals.async_wait([&](const boost::system::error_code& ec, int signo) {
+    if (ec) return;
+    log::info("signal received; shutting down", {{"signal", signo}});
+    stopping = true;
+    poll_timer.cancel();
+    server.stop();  // answers requests in progress, then joins the webhook threads
+    health.stop();
+    if (cluster.informer) cluster.informer->stop();
+    if (!cluster.informer) {
+      control.stop();  // nothing left worth waiting for (metrics connections are abandoned)
+      return;
+    }
+    // Give queued Events and the closing watch up to 3 s to finish.
+    give_up.expires_after(3s);
+    give_up.async_wait([&control](const boost::system::error_code& e) {
+      if (!e) control.stop();
+    });
+  });
+  log::info("webhook ready", {{"address", opts.address},
+                              {"port", static_cast<int>(server.port())},
+                              {"metrics", opts.metrics_address},
+                              {"revision", opts.revision}});
+  control.run();
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_webhook_command(CLI::App& root, Context& ctx) {
+  auto opts = std::make_shared<WebhookOptions>();
+  auto* cmd = root.add_subcommand(
+      "webhook",
+      "Serve the sidecar-injection admission webhook (HTTPS) standalone.\n"
+      "Configuration from --config-dir, from the cluster's ConfigMaps (--kubeconfig), or\n"
+      "meshop's built-in defaults; /inject serves --revision, /inject/rev/<r> revision <r>.");
+  cmd->add_option("--cert", opts->cert_file, "Serving certificate (PEM), reloaded on change")
+      ->required();
+  cmd->add_option("--key", opts->key_file, "Private key (PEM) of --cert, reloaded on change")
+      ->required();
+  cmd->add_option("--config-dir", opts->config_dir,
+                  "Directory with files config, values and optionally mesh (reloaded on change)");
+  cmd->add_option("--addr", opts->address, "HTTPS listen address host:port")->capture_default_str();
+  cmd->add_option("--metrics-addr", opts->metrics_address,
+                  "Plain-HTTP address for /metrics, /healthz and /readyz")
+      ->capture_default_str();
+  cmd->add_option("--revision", opts->revision, "Revision served at /inject")
+      ->capture_default_str();
+  cmd->add_option(
+      "--kubeconfig", opts->kubeconfig,
+      "Read ConfigMaps istio-sidecar-injector[-<rev>] and istio[-<rev>] from this cluster");
+  cmd->add_option("--context", opts->context, "Kubeconfig context");
+  cmd->add_option("--namespace", opts->ns, "Namespace of the injector ConfigMaps")
+      ->capture_default_str();
+  cmd->add_option("--threads", opts->threads, "Server threads (0 = one per core)")
+      ->capture_default_str();
+  cmd->add_option("--native-sidecars", opts->native_sidecars,
+                  "Inject istio-proxy as a native sidecar: true, false or auto (from the nodes' "
+                  "kubelet versions with --kubeconfig, else false; default $ENABLE_NATIVE_SIDECARS "
+                  "or auto)");
+  cmd->callback([opts, &ctx] { ctx.action = [opts, &ctx] { return serve(*opts, ctx); }; });
+}
+
+}  // namespace meshop::cli

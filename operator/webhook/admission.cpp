@@ -1,0 +1,262 @@
+#include "operator/webhook/admission.hpp"
+
+#include <chrono>
+
+#include "api/json.hpp"
+#include "operator/log/log.hpp"
+#include "operator/webhook/path_params.hpp"
+
+namespace meshop::webhook {
+namespace {
+
+constexpr std::string_view kV1 = "admission.k8s.io/v1";
+constexpr std::string_view kV1beta1 = "admission.k8s.io/v1beta1";
+
+HttpReply text_reply(int status, std::string body) {
+  // Go's http.Error: text/plain and a trailing newline.
+  return {status, "text/plain; charset=utf-8", std::move(body) + "\n"};
+}
+
+void append_json_string(std::string& out, std::string_view text) {
+  rapidjson::Value v(
+      rapidjson::StringRef(text.data(), static_cast<rapidjson::SizeType>(text.size())));
+  api::append_json(out, v);
+}
+
+// What goes into the reply's AdmissionResponse.
+struct Response {
+  bool allowed = false;
+  std::string message;  // status.message when not allowed
+  std::string patch;    // JSON Patch text when injected
+};
+
+Response deny(std::string message) {
+  Response r;
+  r.message = std::move(message);
+  return r;
+}
+
+Response allow(std::string patch = {}) {
+  Response r;
+  r.allowed = true;
+  r.patch = std::move(patch);
+  return r;
+}
+
+// `api_version` "" writes an untyped review (upstream's reply to an undecodable body).
+std::string review_json(std::string_view api_version, std::string_view uid, const Response& r) {
+  std::string out;
+  out.reserve(128 + r.patch.size() * 4 / 3 + r.message.size());
+  out += '{';
+  if (!api_version.empty()) {
+    out += "\"kind\":\"AdmissionReview\",\"apiVersion\":";
+    append_json_string(out, api_version);
+    out += ',';
+  }
+  out += "\"response\":{\"uid\":";
+  append_json_string(out, uid);
+  out += r.allowed ? ",\"allowed\":true" : ",\"allowed\":false";
+  if (!r.allowed) {
+    // metav1.Status: its ListMeta has no omitempty, hence "metadata":{}.
+    out += ",\"status\":{\"metadata\":{},\"message\":";
+    append_json_string(out, r.message);
+    out += '}';
+  }
+  if (!r.patch.empty()) {
+    out += ",\"patch\":\"";
+    out += base64_encode(r.patch);
+    out += "\",\"patchType\":\"JSONPatch\"";
+  }
+  out += "}}";
+  return out;
+}
+
+std::string_view string_member(const rapidjson::Value& obj, const char* name) {
+  if (!obj.IsObject()) return {};
+  auto it = obj.FindMember(name);
+  if (it == obj.MemberEnd() || !it->value.IsString()) return {};
+  return {it->value.GetString(), it->value.GetStringLength()};
+}
+
+class RequestRecord {
+ public:
+  explicit RequestRecord(const AdmissionContext& ctx)
+      : ctx_(ctx), start_(std::chrono::steady_clock::now()) {
+    if (ctx_.metrics) ctx_.metrics->requests.inc();
+  }
+  ~RequestRecord() {
+    if (!ctx_.metrics) return;
+    std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
+    ctx_.metrics->time.observe(took.count());
+  }
+  RequestRecord(const RequestRecord&) = delete;
+  RequestRecord& operator=(const RequestRecord&) = delete;
+
+  void failure(std::string_view type, std::string_view message, std::string_view path) {
+    log::warn("sidecar injection request failed",
+              {{"path", path}, {"reason", type}, {"error", message}});
+    if (ctx_.metrics) ctx_.metrics->failure.with({std::string(type)}).inc();
+  }
+  HttpReply review(std::string_view api_version, std::string_view uid, const Response& r) {
+    if (ctx_.metrics) ctx_.metrics->success.inc();
+    return {200, "application/json", review_json(api_version, uid, r)};
+  }
+
+ private:
+  const AdmissionContext& ctx_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
+std::string base64_encode(std::string_view data) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((data.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 3 <= data.size(); i += 3) {
+    uint32_t n = uint32_t(uint8_t(data[i])) << 16 | uint32_t(uint8_t(data[i + 1])) << 8 |
+                 uint32_t(uint8_t(data[i + 2]));
+    out += kAlphabet[n >> 18];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (size_t rest = data.size() - i; rest > 0) {
+    uint32_t n = uint32_t(uint8_t(data[i])) << 16;
+    if (rest == 2) n |= uint32_t(uint8_t(data[i + 1])) << 8;
+    out += kAlphabet[n >> 18];
+    out += kAlphabet[(n >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+HttpReply serve_inject(const AdmissionContext& ctx, std::string_view path,
+                       const HttpRequest& request) {
+  RequestRecord outcome(ctx);
+  if (request.body_too_large) {
+    std::string message =
+        "Request entity too large: limit is " + std::to_string(kMaxRequestBodyBytes);
+    outcome.failure("body_too_large", message, path);
+    return text_reply(400, message);
+  }
+  if (request.body.empty()) {
+    outcome.failure("no_body", "no body found", path);
+    return text_reply(400, "no body found");
+  }
+  if (request.content_type != "application/json") {
+    outcome.failure(
+        "content_type",
+        "contentType=" + std::string(request.content_type) + ", expect application/json", path);
+    return text_reply(415, "invalid Content-Type, want `application/json`");
+  }
+
+  auto parsed = api::parse_json(request.body);
+  if (!parsed.ok()) {
+    std::string message = "could not decode AdmissionReview: " + parsed.message();
+    outcome.failure("decode", message, path);
+    return outcome.review({}, {}, deny(message));
+  }
+  rapidjson::Document& review = *parsed;
+  std::string_view api_version = string_member(review, "apiVersion");
+  std::string_view kind = string_member(review, "kind");
+  std::string decode_error;
+  if (!review.IsObject()) {
+    decode_error = "the body is not a JSON object";
+  } else if (api_version.empty() || kind.empty()) {
+    decode_error =
+        "apiVersion and kind must be set (AdmissionReview admission.k8s.io/v1 or v1beta1)";
+  } else if ((api_version != kV1 && api_version != kV1beta1) || kind != "AdmissionReview") {
+    decode_error = "no kind \"" + std::string(kind) + "\" is registered for version \"" +
+                   std::string(api_version) +
+                   "\" (want AdmissionReview admission.k8s.io/v1 or v1beta1)";
+  }
+  if (!decode_error.empty()) {
+    std::string message = "could not decode AdmissionReview: " + decode_error;
+    outcome.failure("decode", message, path);
+    return outcome.review({}, {}, deny(message));
+  }
+
+  auto req_it = review.FindMember("request");
+  if (req_it == review.MemberEnd() || !req_it->value.IsObject()) {
+    std::string message = "AdmissionReview has no request";
+    outcome.failure("decode", message, path);
+    return outcome.review(api_version, {}, deny(message));
+  }
+  rapidjson::Value& req = req_it->value;
+  std::string_view uid = string_member(req, "uid");
+  auto obj_it = req.FindMember("object");
+  if (obj_it == req.MemberEnd() || !obj_it->value.IsObject()) {
+    std::string message = "could not unmarshal raw object: request.object is not a Pod object";
+    outcome.failure("invalid_pod", message, path);
+    return outcome.review(api_version, uid, deny(message));
+  }
+  rapidjson::Value& pod = obj_it->value;
+  if (auto meta = pod.FindMember("metadata"); meta != pod.MemberEnd() && meta->value.IsObject()) {
+    // Often the largest part of a pod and irrelevant to injection (upstream drops it too).
+    meta->value.RemoveMember("managedFields");
+  }
+
+  InjectPath params = parse_inject_path(path);
+  for (const auto& key : params.ignored_keys)
+    log::warn("odd number of inject path entries, last key ignored",
+              {{"path", path}, {"key", key}});
+  std::string revision = params.revision.empty() ? ctx.default_revision : params.revision;
+  auto config = ctx.store.get(revision);
+  if (!config) {
+    std::string message = "no injector configuration for revision \"" + revision + "\"";
+    if (auto why = ctx.store.last_error(revision); !why.empty())
+      message += " (last configuration rejected: " + why + ")";
+    outcome.failure("no_config", message, path);
+    return outcome.review(api_version, uid, deny(message));
+  }
+
+  inject::PodRequest pod_request;
+  pod_request.pod = &pod;
+  pod_request.ns = std::string(string_member(req, "namespace"));
+  pod_request.proxy_envs = std::move(params.envs);
+  inject::InjectResult result;
+  try {
+    result = ctx.engine.inject(*config, pod_request);
+  } catch (const std::exception& e) {
+    // The engine reports errors as values; this is a bug, but it must not take the server down.
+    result = {};
+    result.failure_type = "internal";
+    result.message = std::string("internal error during injection: ") + e.what();
+  }
+  switch (result.outcome) {
+    case inject::Outcome::kSkipped: {
+      if (ctx.metrics) {
+        std::string reason = ctx.engine.reason_name
+                                 ? std::string(ctx.engine.reason_name(result.decision.reason))
+                                 : std::string("unknown");
+        ctx.metrics->skip.with({reason}).inc();
+      }
+      return outcome.review(api_version, uid, allow());
+    }
+    case inject::Outcome::kInjected:
+      return outcome.review(api_version, uid, allow(std::move(result.patch)));
+    case inject::Outcome::kFailed:
+      break;
+  }
+  outcome.failure(result.failure_type.empty() ? "injection" : result.failure_type, result.message,
+                  path);
+  return outcome.review(api_version, uid, deny(std::move(result.message)));
+}
+
+HttpReply serve(const AdmissionContext& ctx, const HttpRequest& request) {
+  std::string_view path = request.target.substr(0, request.target.find('?'));
+  if (is_inject_path(path)) return serve_inject(ctx, path, request);
+  if (path == "/ready") {
+    if (ctx.store.get(ctx.default_revision)) return text_reply(200, "ok");
+    std::string why = "no injector configuration for revision \"" + ctx.default_revision + "\"";
+    if (auto err = ctx.store.last_error(ctx.default_revision); !err.empty()) why += ": " + err;
+    return text_reply(503, why);
+  }
+  return text_reply(404, "404 page not found");
+}
+
+}  // namespace meshop::webhook

@@ -1,0 +1,38 @@
+// What the webhook needs from the injection engine, as two functions, so the HTTP layer and
+// the configuration plumbing are tested without the engine (and with a fake that fails or
+// blocks on purpose).
+//
+// default_engine() is meshop::inject's build_snapshot() and inject(). Both functions must be
+// safe to call from several threads at once (the engine's are: pure, on immutable snapshots).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "api/result.hpp"
+#include "operator/inject/injector.hpp"
+
+namespace meshop::webhook {
+
+// One revision's configuration as the webhook serves it: immutable once published.
+struct RevisionConfig {
+  std::string revision;  // "default" for the default revision
+  // The engine's snapshot. A fake engine may leave it null; the default engine never does.
+  std::shared_ptr<const inject::Snapshot> snapshot;
+  std::string source;            // where it came from, for logs: "dir:/etc/inject", "configmap:..."
+  std::uint64_t generation = 0;  // increases with every swap in a store
+};
+
+struct Engine {
+  std::function<api::Result<std::shared_ptr<const inject::Snapshot>>(
+      const inject::SnapshotSources&)>
+      build;
+  std::function<inject::InjectResult(const RevisionConfig&, const inject::PodRequest&)> inject;
+  // Stable label values for sidecar_injection_skip_total{reason}.
+  std::function<std::string_view(inject::Reason)> reason_name;
+};
+
+Engine default_engine();
+
+}  // namespace meshop::webhook

@@ -1,0 +1,155 @@
+// In-process injection benchmarks (upstream's BenchmarkInjection shapes):
+//   BM_InjectHello        upstream's testdata/inject/hello.yaml pod template, engine only
+//   BM_InjectManyEnv      a pod with one container and 2,000 env vars ("many env vars"), engine
+//   BM_ServeReviewHello   the whole webhook path without the network: AdmissionReview JSON in,
+//                         decision + patch + base64 + review JSON out (upstream's
+//                         BenchmarkInjectServe shape)
+// Configuration: MESHOP_BENCH_SETTINGS=DIR (files config, values[, mesh], e.g. an injectoracle
+// settings directory with upstream's templates) or meshop's built-in defaults. The hello pod is
+// read from the istio module (MESHOP_ISTIO_DIR, else hack/istio-module.sh) at run time.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "api/json.hpp"
+#include "api/yaml.hpp"
+#include "operator/inject/builtin.hpp"
+#include "operator/inject/injector.hpp"
+#include "operator/webhook/admission.hpp"
+#include "operator/webhook/config_dir.hpp"
+
+namespace {
+
+using namespace meshop;
+
+[[noreturn]] void die(const std::string& message) {
+  std::cerr << "inject_bench: " << message << "\n";
+  std::exit(2);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) die("cannot read " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string istio_dir() {
+  if (const char* d = std::getenv("MESHOP_ISTIO_DIR")) return d;
+  std::string cmd = "bash " MESHOP_SOURCE_DIR "/hack/istio-module.sh";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) die("cannot run " + cmd);
+  char buf[4096];
+  std::string out;
+  while (fgets(buf, sizeof buf, p))
+    out += buf;
+  pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
+    out.pop_back();
+  if (out.empty()) die(cmd + " printed nothing");
+  return out;
+}
+
+const std::shared_ptr<const inject::Snapshot>& snapshot() {
+  static std::shared_ptr<const inject::Snapshot> s = [] {
+    inject::SnapshotSources sources;
+    if (const char* dir = std::getenv("MESHOP_BENCH_SETTINGS"); dir && *dir) {
+      auto read = webhook::read_config_dir(dir, "");
+      if (!read.ok()) die(read.message());
+      sources = *read;
+    } else {
+      sources = inject::builtin_sources();
+    }
+    sources.native_sidecars = inject::NativeSidecars::kDisabled;
+    auto built = inject::build_snapshot(sources);
+    if (!built.ok()) die("build_snapshot: " + built.message());
+    return *built;
+  }();
+  return s;
+}
+
+// The Deployment's pod template as a Pod in namespace "default".
+std::string hello_pod_json() {
+  auto doc =
+      api::yaml_to_json(read_file(istio_dir() + "/pkg/kube/inject/testdata/inject/hello.yaml"));
+  if (!doc.ok()) die("hello.yaml: " + doc.message());
+  const auto& tmpl = (*doc)["spec"]["template"];
+  std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":)";
+  std::string meta = api::to_json(tmpl["metadata"]);
+  meta.insert(1, R"("name":"hello-abc","namespace":"default",)");
+  pod += meta + R"(,"spec":)" + api::to_json(tmpl["spec"]) + "}";
+  return pod;
+}
+
+std::string many_env_pod_json(int n) {
+  std::string env;
+  for (int i = 0; i < n; ++i) {
+    if (i) env += ',';
+    env += R"({"name":"something-)" + std::to_string(i) + R"(","value":"blah"})";
+  }
+  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"foo","namespace":"bar"},)"
+         R"("spec":{"containers":[{"name":"app","image":"fake","env":[)" +
+         env + "]}]}}";
+}
+
+void run_inject(benchmark::State& state, const std::string& pod_json, const std::string& ns) {
+  auto pod = api::parse_json(pod_json);
+  if (!pod.ok()) die(pod.message());
+  const auto& snap = snapshot();
+  inject::PodRequest req;
+  req.pod = &*pod;
+  req.ns = ns;
+  auto check = inject::inject(*snap, req);
+  if (check.outcome != inject::Outcome::kInjected) die("not injected: " + check.message);
+  for (auto _ : state) {
+    auto r = inject::inject(*snap, req);
+    benchmark::DoNotOptimize(r.patch.data());
+  }
+  state.counters["patch_bytes"] = static_cast<double>(check.patch.size());
+}
+
+void BM_InjectHello(benchmark::State& state) {
+  run_inject(state, hello_pod_json(), "default");
+}
+BENCHMARK(BM_InjectHello)->Unit(benchmark::kMicrosecond);
+
+void BM_InjectManyEnv(benchmark::State& state) {
+  run_inject(state, many_env_pod_json(2000), "bar");
+}
+BENCHMARK(BM_InjectManyEnv)->Unit(benchmark::kMicrosecond);
+
+void BM_ServeReviewHello(benchmark::State& state) {
+  webhook::RevisionStore store;
+  webhook::RevisionConfig config;
+  config.revision = "default";
+  config.snapshot = snapshot();
+  store.publish(config);
+  webhook::Engine engine = webhook::default_engine();
+  webhook::AdmissionContext ctx{store, engine, nullptr, "default"};
+  std::string body =
+      R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"default","operation":"CREATE","object":)" +
+      hello_pod_json() + "}}";
+  webhook::HttpRequest req;
+  req.method = "POST";
+  req.target = "/inject";
+  req.content_type = "application/json";
+  req.body = body;
+  auto check = webhook::serve(ctx, req);
+  if (check.body.find("\"patch\"") == std::string::npos) die("no patch: " + check.body);
+  for (auto _ : state) {
+    auto reply = webhook::serve(ctx, req);
+    benchmark::DoNotOptimize(reply.body.data());
+  }
+}
+BENCHMARK(BM_ServeReviewHello)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
