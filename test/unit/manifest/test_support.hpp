@@ -1,0 +1,49 @@
+// Helpers shared by the manifest tests: render from YAML texts and flags, find objects.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "api/json.hpp"
+#include "api/yaml.hpp"
+#include "operator/manifest/render.hpp"
+
+namespace meshop::manifest::testing {
+
+inline api::Result<RenderResult> render_texts(std::vector<std::string> files,
+                                              std::vector<std::string> flags = {},
+                                              std::string revision = {}) {
+  RenderInputs in;
+  int i = 0;
+  for (std::string& f : files)
+    in.files.push_back({"file" + std::to_string(++i), std::move(f)});
+  in.set_flags = std::move(flags);
+  in.revision = std::move(revision);
+  return render(in);
+}
+
+inline const api::Value* find_object(const RenderResult& r, std::string_view kind,
+                                     std::string_view name) {
+  for (const RenderedObject& o : r.objects)
+    if (api::string_at(o.object, {"kind"}) == kind &&
+        api::string_at(o.object, {"metadata", "name"}) == name)
+      return &o.object;
+  return nullptr;
+}
+
+inline std::vector<std::string> names_of_kind(const RenderResult& r, std::string_view kind) {
+  std::vector<std::string> out;
+  for (const RenderedObject& o : r.objects)
+    if (api::string_at(o.object, {"kind"}) == kind)
+      out.push_back(api::string_at(o.object, {"metadata", "name"}));
+  return out;
+}
+
+inline std::string json_at(const api::Value& v, std::string_view pointer) {
+  const api::Value* x = api::find(v, pointer);
+  return x == nullptr ? "<missing>" : api::to_json(*x);
+}
+
+}  // namespace meshop::manifest::testing
