@@ -35,6 +35,11 @@ struct ClusterView {
   // Deployments of the control planes (istiod[-<rev>]) to tell whether a revision is healthy;
   // may overlap with `workloads`.
   std::vector<rapidjson::Document> control_plane_deployments;
+  // ConfigMaps of the control-plane namespace (istio-sidecar-injector[-<rev>], istio[-<rev>])
+  // and the nodes' kubelet versions: what the injection engines of the revisions are built
+  // from. Not read by plan_cluster itself.
+  std::vector<rapidjson::Document> config_maps;
+  std::vector<std::string> kubelet_versions;
 };
 
 enum class Action {

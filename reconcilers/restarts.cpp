@@ -1,0 +1,534 @@
+#include "reconcilers/restarts.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <set>
+
+#include "api/json.hpp"
+#include "operator/inject/snapshot.hpp"
+#include "operator/log/log.hpp"
+#include "operator/restart/rollout.hpp"
+
+namespace meshop::reconcilers {
+namespace {
+
+using restart::Action;
+using SystemTime = std::chrono::system_clock::time_point;
+
+// List items come without apiVersion/kind; the plan needs the kind.
+void take_items(rapidjson::Document& list, std::string_view kind,
+                std::vector<rapidjson::Document>& out) {
+  rapidjson::Value* items = api::find_member(list, "items");
+  if (items == nullptr || !items->IsArray()) return;
+  for (rapidjson::Value& item : items->GetArray()) {
+    rapidjson::Document d;
+    d.CopyFrom(item, d.GetAllocator());
+    if (!d.HasMember("kind"))
+      d.AddMember("kind", api::make_string(kind, d.GetAllocator()), d.GetAllocator());
+    out.push_back(std::move(d));
+  }
+}
+
+std::optional<SystemTime> parse_rfc3339(const std::string& s) {
+  std::tm tm{};
+  const char* end = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (end == nullptr) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+std::string workload_key(const restart::WorkloadPlan& p) {
+  return p.kind + "/" + p.ns + "/" + p.name;
+}
+
+const rapidjson::Value* find_workload(const restart::ClusterView& view,
+                                      const restart::WorkloadPlan& p) {
+  for (const auto& w : view.workloads)
+    if (api::string_at(w, {"kind"}) == p.kind &&
+        api::string_at(w, {"metadata", "name"}) == p.name &&
+        api::string_at(w, {"metadata", "namespace"}) == p.ns)
+      return &w;
+  return nullptr;
+}
+
+const kube::ResourceType* resource_of(std::string_view kind) {
+  using namespace kube::resources;
+  if (kind == "Deployment") return &kDeployments;
+  if (kind == "StatefulSet") return &kStatefulSets;
+  if (kind == "DaemonSet") return &kDaemonSets;
+  if (kind == "ReplicaSet") return &kReplicaSets;
+  if (kind == "ReplicationController") return &kReplicationControllers;
+  return nullptr;
+}
+
+bool pod_ready(const rapidjson::Value& pod) {
+  if (api::find(pod, "/metadata/deletionTimestamp") != nullptr) return false;
+  const rapidjson::Value* conds = api::find(pod, "/status/conditions");
+  if (conds == nullptr || !conds->IsArray()) return false;
+  for (const rapidjson::Value& c : conds->GetArray())
+    if (api::string_at(c, {"type"}) == "Ready") return api::string_at(c, {"status"}) == "True";
+  return false;
+}
+
+// The pods controlled (directly or through a ReplicaSet) by `workload`.
+std::vector<const rapidjson::Value*> pods_of(const restart::ClusterView& view,
+                                             const rapidjson::Value& workload) {
+  std::string uid = api::string_at(workload, {"metadata", "uid"});
+  std::vector<const rapidjson::Value*> out;
+  for (const auto& p : view.pods) {
+    const rapidjson::Value* refs = api::find(p, "/metadata/ownerReferences");
+    if (refs == nullptr || !refs->IsArray()) continue;
+    for (const rapidjson::Value& r : refs->GetArray())
+      if (api::string_at(r, {"uid"}) == uid) out.push_back(&p);
+  }
+  return out;
+}
+
+}  // namespace
+
+kube::Task<api::Result<restart::ClusterView>> load_cluster_view(
+    std::shared_ptr<kube::Client> client, RestartsConfig config) {
+  restart::ClusterView view;
+  const std::string ns = config.namespace_filter;
+
+  auto namespaces = co_await client->list_all(kube::resources::kNamespaces, "");
+  if (!namespaces) co_return api::Error{namespaces.error().message};
+  take_items(namespaces->list, "Namespace", view.namespaces);
+
+  auto webhooks = co_await client->list_all(kube::resources::kMutatingWebhookConfigurations, "");
+  if (!webhooks) co_return api::Error{webhooks.error().message};
+  take_items(webhooks->list, "MutatingWebhookConfiguration", view.webhook_configurations);
+
+  auto iop_type = co_await client->discover("install.istio.io/v1alpha1", "IstioOperator");
+  if (iop_type) {
+    auto iops = co_await client->list_all(*iop_type, "");
+    if (!iops) co_return api::Error{iops.error().message};
+    take_items(iops->list, "IstioOperator", view.istio_operators);
+  }  // no CRD: no IstioOperators, default policies
+
+  const std::pair<const kube::ResourceType*, const char*> kinds[] = {
+      {&kube::resources::kDeployments, "Deployment"},
+      {&kube::resources::kStatefulSets, "StatefulSet"},
+      {&kube::resources::kDaemonSets, "DaemonSet"},
+      {&kube::resources::kReplicaSets, "ReplicaSet"},
+      {&kube::resources::kReplicationControllers, "ReplicationController"},
+      {&kube::resources::kJobs, "Job"},
+      {&kube::resources::kCronJobs, "CronJob"},
+  };
+  for (const auto& [type, kind] : kinds) {
+    auto page = co_await client->list_all(*type, ns);
+    if (!page) co_return api::Error{page.error().message};
+    take_items(page->list, kind, view.workloads);
+  }
+  auto pods = co_await client->list_all(kube::resources::kPods, ns);
+  if (!pods) co_return api::Error{pods.error().message};
+  take_items(pods->list, "Pod", view.pods);
+  auto pdbs = co_await client->list_all(kube::resources::kPodDisruptionBudgets, ns);
+  if (!pdbs) co_return api::Error{pdbs.error().message};
+  take_items(pdbs->list, "PodDisruptionBudget", view.pod_disruption_budgets);
+
+  auto control =
+      co_await client->list_all(kube::resources::kDeployments, config.control_plane_namespace);
+  if (!control) co_return api::Error{control.error().message};
+  take_items(control->list, "Deployment", view.control_plane_deployments);
+  auto config_maps =
+      co_await client->list_all(kube::resources::kConfigMaps, config.control_plane_namespace);
+  if (!config_maps) co_return api::Error{config_maps.error().message};
+  take_items(config_maps->list, "ConfigMap", view.config_maps);
+
+  auto nodes = co_await client->list_all(kube::resources::kNodes, "");
+  if (!nodes) co_return api::Error{nodes.error().message};
+  for (const rapidjson::Value& n : nodes->list["items"].GetArray())
+    view.kubelet_versions.push_back(api::string_at(n, {"status", "nodeInfo", "kubeletVersion"}));
+  co_return view;
+}
+
+Engines build_engines(const restart::ClusterView& view, const RestartsConfig& config) {
+  Engines engines;
+  std::set<std::string> revisions;
+  for (const auto& mwc : view.webhook_configurations) {
+    std::string r = api::string_at(mwc, {"metadata", "labels", "istio.io/rev"});
+    if (!r.empty()) revisions.insert(r);
+  }
+  auto data_of = [&](const std::string& name, std::string_view key) -> std::optional<std::string> {
+    for (const auto& cm : view.config_maps)
+      if (api::string_at(cm, {"metadata", "name"}) == name) {
+        const rapidjson::Value* v = api::find_member(cm, "data");
+        if (v == nullptr) return std::string();
+        return api::string_at(*v, {key});
+      }
+    return std::nullopt;
+  };
+  for (const std::string& r : revisions) {
+    std::string suffix = r == "default" ? "" : "-" + r;
+    auto injector_config = data_of("istio-sidecar-injector" + suffix, "config");
+    if (!injector_config) {
+      engines.errors[r] = "ConfigMap " + config.control_plane_namespace +
+                          "/istio-sidecar-injector" + suffix + " not found";
+      continue;
+    }
+    inject::SnapshotSources sources;
+    sources.revision = r;
+    sources.config = *injector_config;
+    sources.values = data_of("istio-sidecar-injector" + suffix, "values").value_or("");
+    sources.mesh = data_of("istio" + suffix, "mesh").value_or("");
+    sources.native_sidecars = config.native_sidecars;
+    sources.node_kubelet_versions = view.kubelet_versions;
+    auto snapshot = inject::build_snapshot(sources);
+    if (!snapshot) {
+      engines.errors[r] = "ConfigMap " + config.control_plane_namespace +
+                          "/istio-sidecar-injector" + suffix + ": " + snapshot.message();
+      continue;
+    }
+    engines.snapshots[r] = *snapshot;
+  }
+  return engines;
+}
+
+restart::DesiredFn Engines::desired() const {
+  return [this](const std::string& revision,
+                const rapidjson::Value& pod) -> std::optional<restart::Desired> {
+    auto it = snapshots.find(revision);
+    if (it == snapshots.end()) return std::nullopt;
+    inject::PodRequest request;
+    request.pod = &pod;
+    request.ns = api::string_at(pod, {"metadata", "namespace"});
+    inject::InjectResult result = inject::inject(*it->second, request);
+    restart::Desired d;
+    d.revision = revision;
+    switch (result.outcome) {
+      case inject::Outcome::kInjected:
+        d.inject = true;
+        d.proxy_image = restart::observe_pod(result.pod).proxy_image;
+        break;
+      case inject::Outcome::kSkipped:
+        d.inject = false;
+        d.why = std::string(inject::reason_name(result.decision.reason));
+        break;
+      case inject::Outcome::kFailed:
+        d.inject = true;
+        d.fails = true;
+        d.why = result.message;
+        break;
+    }
+    return d;
+  };
+}
+
+RestartsReconciler::RestartsReconciler(std::shared_ptr<kube::Client> client, RestartsConfig config,
+                                       metrics::Registry* registry,
+                                       std::shared_ptr<kube::EventRecorder> events, Now now)
+    : client_(std::move(client)),
+      config_(std::move(config)),
+      events_(std::move(events)),
+      now_(std::move(now)) {
+  if (registry != nullptr) {
+    restarts_total_ = &registry->counter(
+        "meshop_restarts_total",
+        "Workload restarts by stale reason and result (started, completed, failed).",
+        {"reason", "result"});
+    stale_ =
+        &registry->gauge("meshop_stale_workloads",
+                         "Workloads whose pods do not match what injection gives now.", {"reason"});
+  }
+}
+
+kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
+  const SystemTime now = now_();
+  auto loaded = co_await load_cluster_view(client_, config_);
+  if (!loaded) co_return loaded.error();
+  restart::ClusterView& view = *loaded;
+  Engines engines = build_engines(view, config_);
+
+  PassReport report;
+  report.engine_errors = engines.errors;
+  for (const auto& iop : view.istio_operators)
+    report.istio_operators.push_back(api::string_at(iop, {"metadata", "namespace"}) + "/" +
+                                     api::string_at(iop, {"metadata", "name"}));
+  restart::ClusterPlanOptions plan_options;
+  plan_options.namespace_filter = config_.namespace_filter;
+  plan_options.control_plane_namespace = config_.control_plane_namespace;
+  report.plan = restart::plan_cluster(view, engines.desired(), now, plan_options);
+
+  // 1. Rollouts in progress.
+  std::map<std::string, int> running_per_ns;
+  int running = 0;
+  for (const restart::PlanEntry& e : report.plan) {
+    if (e.action != Action::kInProgress) continue;
+    const rapidjson::Value* w = find_workload(view, e.plan);
+    if (w == nullptr) continue;
+    std::string key = workload_key(e.plan);
+    std::string restarted_at = api::string_at(
+        *w, {"spec", "template", "metadata", "annotations", restart::kRestartedAtAnnotation});
+    SystemTime started = parse_rfc3339(restarted_at).value_or(now);
+    restart::RolloutStatus status;
+    if (restart::rolls_pod_by_pod(*w)) {
+      // Delete one pod created before the restart, once every pod is Ready.
+      auto pods = pods_of(view, *w);
+      bool all_ready = std::all_of(pods.begin(), pods.end(),
+                                   [](const rapidjson::Value* p) { return pod_ready(*p); });
+      const rapidjson::Value* victim = nullptr;
+      for (const rapidjson::Value* p : pods) {
+        auto created = parse_rfc3339(api::string_at(*p, {"metadata", "creationTimestamp"}));
+        if (created && *created < started &&
+            api::find(*p, "/metadata/deletionTimestamp") == nullptr) {
+          victim = p;
+          break;
+        }
+      }
+      if (now - started >= e.policy.rollout_timeout) {
+        status = {restart::RolloutState::kFailed,
+                  "pods were not all replaced and Ready within " +
+                      std::to_string(e.policy.rollout_timeout.count()) + "s"};
+      } else if (victim != nullptr && all_ready && execute) {
+        std::string pod_name = api::string_at(*victim, {"metadata", "name"});
+        auto deleted = co_await client_->remove(kube::resources::kPods, e.plan.ns, pod_name);
+        if (!deleted && !deleted.error().is(kube::ErrorKind::kNotFound))
+          co_return api::Error{deleted.error().message};
+        report.pods_deleted.push_back(e.plan.ns + "/" + pod_name);
+        status = {restart::RolloutState::kProgressing, "deleted pod " + pod_name};
+      } else {
+        status = {restart::RolloutState::kProgressing,
+                  victim == nullptr ? "waiting for replaced pods to become Ready"
+                                    : "waiting for every pod to be Ready before the next one"};
+      }
+    } else {
+      status = restart::rollout_status(*w, started, now, e.policy.rollout_timeout);
+      // The rollout finished but the pods still do not match (e.g. the webhook was not
+      // called): keep waiting until the timeout, then call it failed.
+      if (status.state == restart::RolloutState::kComplete) {
+        if (now - started >= e.policy.rollout_timeout)
+          status = {restart::RolloutState::kFailed,
+                    "rollout completed but the pods still do not match: " + e.plan.detail};
+        else
+          status = {restart::RolloutState::kProgressing, "waiting for the new pods to show up"};
+      }
+    }
+    if (status.state == restart::RolloutState::kFailed) {
+      report.failed.push_back({key, status.message});
+      if (e.policy.failure_policy == restart::FailurePolicy::kPause && !report.paused) {
+        report.paused = true;
+        report.pause_reason = "restart of " + key + " failed (" + status.message +
+                              "); failurePolicy Pause: no further restarts start";
+      }
+    } else {
+      report.progressing.push_back({key, status.message});
+      ++running;
+      ++running_per_ns[e.plan.ns];
+    }
+  }
+
+  // 2./3. Start admitted restarts.
+  if (execute && !report.paused) {
+    for (const restart::PlanEntry& e : report.plan) {
+      bool wanted = e.action == Action::kRestart ||
+                    (e.action == Action::kWouldRestart && config_.run_dry_run_entries);
+      if (!wanted) continue;
+      if (running >= e.policy.max_concurrent) continue;
+      if (e.policy.max_concurrent_per_namespace &&
+          running_per_ns[e.plan.ns] >= *e.policy.max_concurrent_per_namespace)
+        continue;
+      const kube::ResourceType* type = resource_of(e.plan.kind);
+      if (type == nullptr) continue;
+      std::string patch = restart::restart_patch(e.cause, now);
+      auto patched = co_await client_->patch(*type, e.plan.ns, e.plan.name,
+                                             kube::PatchType::kStrategicMerge, patch);
+      if (!patched) co_return api::Error{patched.error().message};
+      report.started.push_back(workload_key(e.plan));
+      ++running;
+      ++running_per_ns[e.plan.ns];
+      log::info(
+          "restarted workload",
+          {{"workload", workload_key(e.plan)}, {"cause", e.cause}, {"detail", e.plan.detail}});
+      if (restarts_total_ != nullptr)
+        restarts_total_->with({std::string(restart::reason_name(*e.plan.reason)), "started"}).inc();
+      if (events_)
+        events_->record(kube::reference_to(*patched), kube::EventType::kNormal, "Restarted",
+                        "Restart", e.plan.detail + "; restarted (" + e.cause + ")");
+    }
+  }
+
+  // 4. Report.
+  if (stale_ != nullptr) {
+    std::map<std::string, int> counts;
+    for (const char* r : {"InjectionEnabled", "InjectionDisabled", "RevisionChanged",
+                          "ProxyImageChanged", "TemplateChanged"})
+      counts[r] = 0;
+    for (const restart::PlanEntry& e : report.plan)
+      if (e.plan.reason && e.action != Action::kNone)
+        ++counts[std::string(restart::reason_name(*e.plan.reason))];
+    for (const auto& [reason, n] : counts)
+      stale_->with({reason}).set(n);
+  }
+  if (restarts_total_ != nullptr) {
+    // Counted once per failure (record_transitions remembers it below).
+    for (const RolloutReport& f : report.failed) {
+      if (last_state_.count(f.key + "#failed")) continue;
+      for (const restart::PlanEntry& e : report.plan)
+        if (workload_key(e.plan) == f.key && e.plan.reason)
+          restarts_total_->with({std::string(restart::reason_name(*e.plan.reason)), "failed"})
+              .inc();
+    }
+  }
+  if (execute) {
+    record_transitions(report, view);
+    auto status = co_await report_status(report);
+    if (!status) co_return status.error();
+  }
+  co_return report;
+}
+
+void RestartsReconciler::record_transitions(const PassReport& report,
+                                            const restart::ClusterView& view) {
+  auto note = [&](const std::string& key, const std::string& state, const rapidjson::Value* object,
+                  kube::EventType type, const char* reason, const std::string& message) {
+    auto& last = last_state_[key];
+    if (last == state) return;
+    last = state;
+    if (events_ && object != nullptr)
+      events_->record(kube::reference_to(*object), type, reason, "Restart", message);
+  };
+  for (const restart::PlanEntry& e : report.plan) {
+    const rapidjson::Value* w = find_workload(view, e.plan);
+    std::string key = workload_key(e.plan);
+    switch (e.action) {
+      case Action::kSkipped:
+        note(key, "skipped:" + e.why, w, kube::EventType::kNormal, "RestartSkipped", e.why);
+        break;
+      case Action::kDeferred:
+        note(key, "deferred:" + e.why, w, kube::EventType::kNormal, "RestartDeferred", e.why);
+        break;
+      case Action::kManual:
+        note(key, "manual:" + e.plan.detail, w, kube::EventType::kWarning, "ManualRestartNeeded",
+             e.plan.detail);
+        break;
+      case Action::kBlocked:
+        note(key, "blocked:" + e.why, w, kube::EventType::kWarning, "RestartBlocked", e.why);
+        break;
+      case Action::kInProgress:
+        note(key, "inprogress:" + e.cause, w, kube::EventType::kNormal, "Restarting",
+             "restarted for " + e.cause + "; waiting for the rollout");
+        break;
+      case Action::kNone:
+        // A workload restarted by this process whose pods now match: completed.
+        if (auto it = last_state_.find(key);
+            it != last_state_.end() && it->second.rfind("inprogress:", 0) == 0) {
+          std::string cause = it->second.substr(std::string_view("inprogress:").size());
+          note(key, "done", w, kube::EventType::kNormal, "RestartCompleted",
+               "rollout complete; pods match revision " +
+                   (e.plan.target_revision.empty() ? std::string("none") : e.plan.target_revision));
+          if (restarts_total_ != nullptr)
+            restarts_total_->with({cause.substr(0, cause.find('/')), "completed"}).inc();
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  for (const RolloutReport& f : report.failed) {
+    for (const restart::PlanEntry& e : report.plan)
+      if (workload_key(e.plan) == f.key)
+        note(f.key + "#failed", f.message, find_workload(view, e.plan), kube::EventType::kWarning,
+             "RestartFailed", f.message);
+  }
+}
+
+kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& report) {
+  auto iop_type = co_await client_->discover("install.istio.io/v1alpha1", "IstioOperator");
+  if (!iop_type) co_return api::ok_status();
+  // Per IstioOperator: counts and the workloads in each state.
+  struct Summary {
+    int pending = 0, in_progress = 0, failed = 0, skipped = 0, manual = 0, deferred = 0;
+    rapidjson::Document items{rapidjson::kArrayType};
+  };
+  std::map<std::string, Summary> by_source;
+  for (const std::string& iop : report.istio_operators)
+    by_source[iop];  // zeros when idle
+  std::set<std::string> failed_keys;
+  for (const RolloutReport& f : report.failed)
+    failed_keys.insert(f.key);
+  for (const restart::PlanEntry& e : report.plan) {
+    if (e.action == Action::kNone || e.policy_source == "defaults") continue;
+    Summary& s = by_source[e.policy_source];
+    std::string key = workload_key(e.plan);
+    std::string state;
+    switch (e.action) {
+      case Action::kRestart:
+      case Action::kWouldRestart:
+        state = std::find(report.started.begin(), report.started.end(), key) != report.started.end()
+                    ? "InProgress"
+                    : "Pending";
+        break;
+      case Action::kInProgress:
+        state = failed_keys.count(key) ? "Failed" : "InProgress";
+        break;
+      case Action::kDeferred:
+        state = "Deferred";
+        break;
+      case Action::kSkipped:
+      case Action::kBlocked:
+        state = "Skipped";
+        break;
+      case Action::kManual:
+        state = "ManualRestartNeeded";
+        break;
+      default:
+        break;
+    }
+    if (state == "Pending") ++s.pending;
+    if (state == "InProgress") ++s.in_progress;
+    if (state == "Failed") ++s.failed;
+    if (state == "Skipped") ++s.skipped;
+    if (state == "ManualRestartNeeded") ++s.manual;
+    if (state == "Deferred") ++s.deferred;
+    auto& a = s.items.GetAllocator();
+    rapidjson::Value item(rapidjson::kObjectType);
+    item.AddMember("workload", api::make_string(key, a), a);
+    item.AddMember("state", api::make_string(state, a), a);
+    item.AddMember("reason",
+                   api::make_string(e.plan.reason ? restart::reason_name(*e.plan.reason) : "", a),
+                   a);
+    item.AddMember("message", api::make_string(e.why.empty() ? e.plan.detail : e.why, a), a);
+    if (s.items.Size() < 100) s.items.PushBack(item, a);
+  }
+  for (auto& [source, s] : by_source) {
+    auto slash = source.find('/');
+    std::string ns = source.substr(0, slash), name = source.substr(slash + 1);
+    rapidjson::Document patch(rapidjson::kObjectType);
+    auto& a = patch.GetAllocator();
+    rapidjson::Value restarts(rapidjson::kObjectType);
+    restarts.AddMember("pending", s.pending, a);
+    restarts.AddMember("inProgress", s.in_progress, a);
+    restarts.AddMember("failed", s.failed, a);
+    restarts.AddMember("deferred", s.deferred, a);
+    restarts.AddMember("skipped", s.skipped, a);
+    restarts.AddMember("manualRestartNeeded", s.manual, a);
+    restarts.AddMember("paused", report.paused, a);
+    restarts.AddMember("message", api::make_string(report.pause_reason, a), a);
+    rapidjson::Value items;
+    items.CopyFrom(s.items, a);
+    restarts.AddMember("workloads", items, a);
+    rapidjson::Value status(rapidjson::kObjectType);
+    status.AddMember("restarts", restarts, a);
+    patch.AddMember("status", status, a);
+    std::string body = api::to_json(patch);
+    if (last_status_[source] == body) continue;  // unchanged since this process wrote it
+    kube::PatchOptions options;
+    options.subresource = "status";
+    auto r = co_await client_->patch(*iop_type, ns, name, kube::PatchType::kMerge, body, options);
+    if (!r && !r.error().is(kube::ErrorKind::kNotFound)) co_return api::Error{r.error().message};
+    last_status_[source] = body;
+  }
+  co_return api::ok_status();
+}
+
+kube::Task<runtime::Action> RestartsReconciler::reconcile(const std::string& /*key*/) {
+  auto report = co_await pass(true);
+  if (!report) co_return runtime::Action::error(report.message());
+  bool busy = !report->progressing.empty() || !report->started.empty();
+  for (const restart::PlanEntry& e : report->plan)
+    busy = busy || e.action == Action::kDeferred || e.action == Action::kRestart;
+  co_return runtime::Action::requeue_after(busy ? std::chrono::seconds(2)
+                                                : std::chrono::seconds(30));
+}
+
+}  // namespace meshop::reconcilers

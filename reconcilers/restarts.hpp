@@ -1,0 +1,113 @@
+// The restarts reconciler (issue 7): restarts, paced and health-gated, the workloads whose
+// pods no longer match what injection would give them.
+//
+// One pass reads the cluster (list calls), builds each revision's injection engine from its
+// ConfigMaps, computes the plan (operator/restart/cluster_plan.hpp) and, when executing:
+//   1. follows the rollouts already started (the workload's pod template records the cause and
+//      kubectl.kubernetes.io/restartedAt): complete, still progressing (counts against the
+//      concurrency limits), or failed (timeout, ProgressDeadlineExceeded). Workloads that do
+//      not roll on a template change (StatefulSet OnDelete, owner-less ReplicaSet and
+//      ReplicationController) get one pre-restart pod deleted at a time, each only when all
+//      their pods are Ready;
+//   2. if a failed rollout's policy says Pause, starts nothing more and says why;
+//   3. starts the admitted `Restart` entries (maxConcurrent cluster-wide and
+//      maxConcurrentPerNamespace, from each entry's policy) with the strategic-merge patch
+//      `kubectl rollout restart` sends plus the cause record;
+//   4. reports: an Event on each workload whose state changed (restarted, skipped, deferred,
+//      failed, manual), metrics meshop_restarts_total{reason,result} and
+//      meshop_stale_workloads{reason}, and `status.restarts` on each IstioOperator whose
+//      policy governed an entry.
+// The pass is level-triggered: everything it needs is in the cluster, so a restarted meshop
+// picks up where the previous one stopped. Memory kept between passes is only what avoids
+// repeating Events.
+//
+// Thread affinity: the client's executor (the control loop).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "operator/inject/injector.hpp"
+#include "operator/kube/client.hpp"
+#include "operator/kube/events.hpp"
+#include "operator/metrics/registry.hpp"
+#include "operator/restart/cluster_plan.hpp"
+#include "operator/runtime/controller.hpp"
+
+namespace meshop::reconcilers {
+
+struct RestartsConfig {
+  std::string control_plane_namespace = "istio-system";
+  std::string namespace_filter;  // "" = every namespace
+  std::string field_manager = "meshop";
+  inject::NativeSidecars native_sidecars = inject::NativeSidecars::kAuto;
+  // `meshop restart run`: a person asked for the restarts, so entries whose policy is DryRun
+  // (the operator only reports them) are carried out too. Mode Off still restarts nothing.
+  bool run_dry_run_entries = false;
+};
+
+// Lists what a plan needs. Pods, workloads and PDBs of `namespace_filter` only when set.
+kube::Task<api::Result<restart::ClusterView>> load_cluster_view(
+    std::shared_ptr<kube::Client> client, RestartsConfig config);
+
+// Each revision's injection engine, built from the view's ConfigMaps; revisions whose
+// ConfigMaps are missing or do not build are listed in `errors` (and plan as UnknownRevision).
+struct Engines {
+  std::map<std::string, std::shared_ptr<const inject::Snapshot>> snapshots;
+  std::map<std::string, std::string> errors;
+  restart::DesiredFn desired() const;
+};
+Engines build_engines(const restart::ClusterView& view, const RestartsConfig& config);
+
+struct RolloutReport {
+  std::string key;  // Kind/namespace/name
+  std::string message;
+};
+
+struct PassReport {
+  std::vector<restart::PlanEntry> plan;
+  std::vector<std::string> started;        // restarted in this pass
+  std::vector<RolloutReport> progressing;  // restarted earlier, still rolling
+  std::vector<RolloutReport> failed;       // restarted earlier, timed out / failed
+  std::vector<std::string> pods_deleted;   // pod-by-pod kinds: pods deleted in this pass
+  bool paused = false;
+  std::string pause_reason;
+  std::map<std::string, std::string> engine_errors;  // revision → why it has no engine
+  std::vector<std::string> istio_operators;          // "<namespace>/<name>" of every one seen
+};
+
+class RestartsReconciler {
+ public:
+  using Now = std::function<std::chrono::system_clock::time_point()>;
+
+  RestartsReconciler(
+      std::shared_ptr<kube::Client> client, RestartsConfig config,
+      metrics::Registry* registry = nullptr, std::shared_ptr<kube::EventRecorder> events = nullptr,
+      Now now = [] { return std::chrono::system_clock::now(); });
+
+  // One pass; with `execute` false nothing is written (the plan and rollout states only).
+  kube::Task<api::Result<PassReport>> pass(bool execute);
+
+  // The controller adapter: a pass; again in 2 s while rollouts are in progress or deferred
+  // entries wait, else in 30 s.
+  kube::Task<runtime::Action> reconcile(const std::string& key);
+
+ private:
+  kube::Task<api::Status> report_status(const PassReport& report);
+  void record_transitions(const PassReport& report, const restart::ClusterView& view);
+
+  std::shared_ptr<kube::Client> client_;
+  RestartsConfig config_;
+  std::shared_ptr<kube::EventRecorder> events_;
+  Now now_;
+  metrics::Family<metrics::Counter>* restarts_total_ = nullptr;
+  metrics::Family<metrics::Gauge>* stale_ = nullptr;
+  std::map<std::string, std::string> last_state_;   // key → action/why last reported
+  std::map<std::string, std::string> last_status_;  // IstioOperator → status.restarts written
+};
+
+}  // namespace meshop::reconcilers
