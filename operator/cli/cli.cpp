@@ -21,18 +21,10 @@ struct Planned {
 const std::vector<Planned>& planned_commands() {
   static const std::vector<Planned> cmds = {
       {{"run"}, "Run the operator: watch the cluster, reconcile, serve the injection webhook", 6},
-      {{"webhook"}, "Serve the sidecar-injection webhook standalone", 5},
-      {{"kube-inject"}, "Inject the sidecar into Kubernetes manifests", 5},
-      {{"manifest", "generate"}, "Render the manifests of an IstioOperator", 6},
-      {{"profile", "list"}, "List the installation profiles", 6},
-      {{"profile", "dump"}, "Print a profile, merged with overlays", 6},
-      {{"profile", "diff"}, "Show the difference between two profiles", 6},
       {{"tag", "set"}, "Point a revision tag at a revision", 6},
       {{"tag", "list"}, "List revision tags", 6},
       {{"tag", "remove"}, "Remove a revision tag", 6},
       {{"tag", "generate"}, "Print the webhook configuration of a tag", 6},
-      {{"restart", "plan"}, "List workloads whose sidecar is stale and what would be done", 7},
-      {{"restart", "run"}, "Restart stale workloads under the restart policy", 7},
   };
   return cmds;
 }
@@ -132,6 +124,11 @@ int run(std::span<const std::string> args, std::ostream& out, std::ostream& err)
 
   add_version_command(root, ctx);
   add_template_command(root, ctx);
+  add_webhook_command(root, ctx);
+  add_kube_inject_command(root, ctx);
+  add_manifest_command(root, ctx);
+  add_profile_command(root, ctx);
+  add_restart_command(root, ctx);
   add_planned(root, ctx);
 
   std::vector<std::string> rev(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
