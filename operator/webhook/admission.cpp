@@ -154,11 +154,14 @@ HttpReply serve_inject(const AdmissionContext& ctx, std::string_view path,
     return text_reply(415, "invalid Content-Type, want `application/json`");
   }
 
+  // A body that is not JSON at all is the caller's error (HTTP 400, as issue 5 asks; upstream
+  // answers 200 with an untyped review there). JSON that is not an AdmissionReview is answered
+  // as upstream does, below.
   auto parsed = api::parse_json(request.body);
   if (!parsed.ok()) {
     std::string message = "could not decode AdmissionReview: " + parsed.message();
     outcome.failure("decode", message, path);
-    return outcome.review({}, {}, deny(message));
+    return text_reply(400, message);
   }
   rapidjson::Document& review = *parsed;
   std::string_view api_version = string_member(review, "apiVersion");

@@ -9,7 +9,10 @@
 //   body over 6 MiB          400 "Request entity too large: limit is 6291456"
 //   empty body               400 "no body found"
 //   Content-Type not exactly "application/json"  415 "invalid Content-Type, want
-//   `application/json`" body not an AdmissionReview (bad JSON, no/unknown apiVersion or kind)
+//                            `application/json`"
+//   body not JSON            400 "could not decode AdmissionReview: <where and why>" (meshop;
+//                            upstream answers 200 with an untyped review)
+//   JSON but not an AdmissionReview (no/unknown apiVersion or kind)
 //                            200, allowed:false, status.message says why; no apiVersion/kind
 //                            in the reply (upstream answers with an untyped v1beta1 review)
 //   no request, no Pod in request.object, no configuration for the revision, engine failure

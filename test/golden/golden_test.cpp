@@ -442,11 +442,12 @@ int main(int argc, char** argv) {
       }
       if (const auto* w = api::find_member(*doc, "want")) part.want = api::to_json(*w);
       // Upstream's fake cluster: namespace test-ns carries OpenShift's UID/GID ranges.
-      static const api::Document test_ns = api::parse_json(
-          R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"test-ns","annotations":{)"
-          R"("openshift.io/sa.scc.uid-range":"1000620000/10000",)"
-          R"("openshift.io/sa.scc.supplemental-groups":"1000620000/10000"}}})")
-                                               .value();
+      static const api::Document test_ns =
+          api::parse_json(
+              R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"test-ns","annotations":{)"
+              R"("openshift.io/sa.scc.uid-range":"1000620000/10000",)"
+              R"("openshift.io/sa.scc.supplemental-groups":"1000620000/10000"}}})")
+              .value();
       part.meshop = mt::run_meshop(snapshot, part.input, part.ns,
                                    c.openshift && part.ns == "test-ns" ? &test_ns : nullptr);
       if (!part.meshop.pod_json.empty()) {
