@@ -15,6 +15,7 @@
 #include "operator/inject/mesh/mesh_config.hpp"
 #include "operator/inject/postprocess.hpp"
 #include "operator/inject/postprocess_detail.hpp"
+#include "operator/template/funcs_support.hpp"
 #include "operator/template/functions.hpp"
 
 namespace meshop::inject {
@@ -25,52 +26,9 @@ using template_engine::go_quote;
 
 // One UTF-8 rune as Go's `for range` over a string decodes it: an invalid or overlong
 // sequence, a surrogate or a value above U+10FFFF is U+FFFD of width 1.
-struct Rune {
-  char32_t value;
-  std::size_t size;
-};
-Rune decode_rune(std::string_view s, std::size_t i) {
-  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char b0 = byte(i);
-  if (b0 < 0x80) return {b0, 1};
-  auto cont = [&](std::size_t k) { return k < s.size() && (byte(k) & 0xC0) == 0x80; };
-  if (b0 >= 0xC2 && b0 <= 0xDF && cont(i + 1)) {
-    return {static_cast<char32_t>(((b0 & 0x1F) << 6) | (byte(i + 1) & 0x3F)), 2};
-  }
-  if (b0 >= 0xE0 && b0 <= 0xEF && cont(i + 1) && cont(i + 2)) {
-    char32_t r = ((b0 & 0x0F) << 12) | ((byte(i + 1) & 0x3F) << 6) | (byte(i + 2) & 0x3F);
-    if (r >= 0x800 && (r < 0xD800 || r > 0xDFFF)) return {r, 3};
-  }
-  if (b0 >= 0xF0 && b0 <= 0xF4 && cont(i + 1) && cont(i + 2) && cont(i + 3)) {
-    char32_t r = ((b0 & 0x07) << 18) | ((byte(i + 1) & 0x3F) << 12) | ((byte(i + 2) & 0x3F) << 6) |
-                 (byte(i + 3) & 0x3F);
-    if (r >= 0x10000 && r <= 0x10FFFF) return {r, 4};
-  }
-  return {0xFFFD, 1};
-}
-
-// unicode.IsSpace.
-bool is_go_space(char32_t r) {
-  switch (r) {
-    case '\t':
-    case '\n':
-    case '\v':
-    case '\f':
-    case '\r':
-    case ' ':
-    case 0x85:
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-      return true;
-    default:
-      return r >= 0x2000 && r <= 0x200A;
-  }
-}
+// UTF-8 decoding and unicode.IsSpace as Go does them (shared with the template engine).
+using template_engine::funcs::decode_rune;
+using template_engine::funcs::Rune;
 
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
@@ -255,10 +213,10 @@ std::string validate_interfaces(std::string_view interfaces) {
 std::string validate_resource_quantity(std::string_view value) {
   for (std::size_t i = 0; i < value.size();) {
     Rune r = decode_rune(value, i);
-    if (r.value <= 0x1F || (r.value >= 0x7F && r.value <= 0x9F)) {
+    if (r.r <= 0x1F || (r.r >= 0x7F && r.r <= 0x9F)) {
       return "value contains control characters";
     }
-    i += r.size;
+    i += static_cast<std::size_t>(r.width);
   }
   return parse_quantity_error(value);
 }
@@ -267,18 +225,9 @@ std::string validate_resource_quantity(std::string_view value) {
 
 // --- Go library functions -------------------------------------------------------------------
 
-// strings.TrimSpace (an invalid byte is never space, so decoding forwards is enough).
+// strings.TrimSpace.
 std::string_view go_trim_space(std::string_view s) {
-  std::size_t begin = s.size(), end = 0;
-  for (std::size_t i = 0; i < s.size();) {
-    Rune r = decode_rune(s, i);
-    if (!is_go_space(r.value)) {
-      begin = std::min(begin, i);
-      end = i + r.size;
-    }
-    i += r.size;
-  }
-  return begin >= end ? std::string_view() : s.substr(begin, end - begin);
+  return template_engine::funcs::go_trim_space(s);
 }
 
 std::optional<bool> go_parse_bool(std::string_view s) {
@@ -346,11 +295,11 @@ std::string sanitize_label_name(std::string_view s) {
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {
     Rune r = decode_rune(s, i);
-    char32_t c = r.value;
-    bool keep = r.size == 1 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                                (c >= '0' && c <= '9') || c == '_');
+    char32_t c = r.r;
+    bool keep = r.width == 1 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                                 (c >= '0' && c <= '9') || c == '_');
     out += keep ? static_cast<char>(c) : '_';
-    i += r.size;
+    i += static_cast<std::size_t>(r.width);
   }
   return out;
 }
