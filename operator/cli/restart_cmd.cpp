@@ -133,29 +133,33 @@ void print_table(const reconcilers::PassReport& report, std::ostream& out) {
     out << "warning: revision " << rev << ": " << why << '\n';
 }
 
-kube::Result<kube::Config> load_config(const RestartOptions& o) {
+// The client for --kubeconfig/--context on `ioc`, or null after printing why.
+std::shared_ptr<kube::Client> make_client(const RestartOptions& o, boost::asio::io_context& ioc,
+                                          std::ostream& err) {
   kube::LoadOptions load;
   load.kubeconfig = o.kubeconfig;
   load.context = o.context;
-  return kube::load_kubeconfig(load);
-}
-
-int plan_command(const RestartOptions& o, std::ostream& out, std::ostream& err) {
-  auto config = load_config(o);
+  auto config = kube::load_kubeconfig(load);
   if (!config.ok()) {
     err << "Error: kubeconfig: " << config.error().message << '\n';
-    return kExitError;
+    return nullptr;
   }
-  boost::asio::io_context ioc;
   auto client = kube::Client::create(ioc.get_executor(), *config);
   if (!client.ok()) {
     err << "Error: " << client.error().message << '\n';
-    return kExitError;
+    return nullptr;
   }
+  return *client;
+}
+
+int plan_command(const RestartOptions& o, std::ostream& out, std::ostream& err) {
+  boost::asio::io_context ioc;
+  auto client = make_client(o, ioc, err);
+  if (!client) return kExitError;
   reconcilers::RestartsConfig rc;
   rc.namespace_filter = o.ns;
   rc.control_plane_namespace = o.control_plane_namespace;
-  reconcilers::RestartsReconciler reconciler(*client, rc);
+  reconcilers::RestartsReconciler reconciler(client, rc);
   std::string error;
   auto report = run_pass(reconciler, ioc, false, error);
   if (!report || !report->ok()) {
@@ -178,22 +182,14 @@ int run_command(const RestartOptions& o, std::ostream& out, std::ostream& err) {
     err << "Error: --timeout: " << timeout.message() << '\n';
     return kExitUsage;
   }
-  auto config = load_config(o);
-  if (!config.ok()) {
-    err << "Error: kubeconfig: " << config.error().message << '\n';
-    return kExitError;
-  }
   boost::asio::io_context ioc;
-  auto client = kube::Client::create(ioc.get_executor(), *config);
-  if (!client.ok()) {
-    err << "Error: " << client.error().message << '\n';
-    return kExitError;
-  }
+  auto client = make_client(o, ioc, err);
+  if (!client) return kExitError;
   reconcilers::RestartsConfig rc;
   rc.namespace_filter = o.ns;
   rc.control_plane_namespace = o.control_plane_namespace;
   rc.run_dry_run_entries = true;
-  reconcilers::RestartsReconciler reconciler(*client, rc);
+  reconcilers::RestartsReconciler reconciler(client, rc);
 
   const auto deadline = std::chrono::steady_clock::now() + *timeout;
   std::set<std::string> started, completed, reported_failed, reported_other;
