@@ -21,10 +21,6 @@ struct Planned {
 const std::vector<Planned>& planned_commands() {
   static const std::vector<Planned> cmds = {
       {{"run"}, "Run the operator: watch the cluster, reconcile, serve the injection webhook", 6},
-      {{"tag", "set"}, "Point a revision tag at a revision", 6},
-      {{"tag", "list"}, "List revision tags", 6},
-      {{"tag", "remove"}, "Remove a revision tag", 6},
-      {{"tag", "generate"}, "Print the webhook configuration of a tag", 6},
   };
   return cmds;
 }
@@ -129,6 +125,7 @@ int run(std::span<const std::string> args, std::ostream& out, std::ostream& err)
   add_manifest_command(root, ctx);
   add_profile_command(root, ctx);
   add_restart_command(root, ctx);
+  add_tag_command(root, ctx);
   add_planned(root, ctx);
 
   std::vector<std::string> rev(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));

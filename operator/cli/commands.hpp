@@ -24,5 +24,6 @@ void add_webhook_command(CLI::App& root, Context& ctx);
 void add_kube_inject_command(CLI::App& root, Context& ctx);
 void add_manifest_command(CLI::App& root, Context& ctx);
 void add_profile_command(CLI::App& root, Context& ctx);
+void add_tag_command(CLI::App& root, Context& ctx);
 
 }  // namespace meshop::cli

@@ -5,8 +5,8 @@
 #      PodDisruptionBudget allows no disruption (deferred, then restarted once it allows one);
 #   2. with mode DryRun the plan only reports (WouldRestart) and nothing changes;
 #   3. disabling injection restarts them so they lose their sidecars;
-#   4. moving tag `prod` from the default revision to canary restarts exactly the workloads of
-#      the namespace labelled istio.io/rev=prod, onto canary;
+#   4. moving tag `prod` (`meshop tag set`) from the default revision to canary restarts exactly
+#      the workloads of the namespace labelled istio.io/rev=prod, onto canary;
 #   5. a rollout that never becomes ready (nodeSelector matching no node) times out, and with
 #      failurePolicy Pause no further restart starts; the IstioOperator status says why.
 set -euo pipefail
@@ -115,7 +115,8 @@ for app in plain guarded late; do
 done
 
 # --- 4. Tag `prod`: default first, then moved to canary.
-rl_mwc "e2e-policy-tag-prod-$id" default no prod
+"$MESHOP_BIN" tag set prod --revision default
+mwcs+=(istio-revision-tag-prod)
 kubectl label namespace "$tagged" istio.io/rev=prod >/dev/null
 rl_wait_injecting "$tagged"
 kubectl -n "$tagged" create deployment tagged-app --image=registry.invalid/t:1 >/dev/null
@@ -124,10 +125,11 @@ p=$(pod_names "$tagged" app=tagged-app)
 [ "$(rl_revision_of "$tagged" "$p")" = default ] || fail "tagged pod not on default"
 "$MESHOP_BIN" restart plan > "$work/plan-before-move.txt"
 ! grep -q "$tagged" "$work/plan-before-move.txt" || fail "tagged namespace stale before the move"
-# The tag moves: its configuration now names canary (as `meshop tag set prod --revision canary`
-# will do) and points at canary's injector.
-sed -e 's/istio.io\/rev: default/istio.io\/rev: canary/' -e 's#/inject/rev/default#/inject/rev/canary#g' \
-  "$work/mwc-e2e-policy-tag-prod-$id.yaml" | kubectl apply -f - >/dev/null
+# The tag moves to canary (moving an existing tag needs --overwrite).
+! "$MESHOP_BIN" tag set prod --revision canary 2>/dev/null || fail "tag moved without --overwrite"
+"$MESHOP_BIN" tag set prod --revision canary --overwrite
+"$MESHOP_BIN" tag list | tee "$work/tags.txt"
+grep -E "^prod +canary +.*$tagged" "$work/tags.txt" >/dev/null || fail "tag list does not show prod -> canary used by $tagged"
 "$MESHOP_BIN" restart plan | tee "$work/plan-after-move.txt"
 grep -E "^$tagged +Deployment +tagged-app +RevisionChanged +default -> canary +Restart" \
   "$work/plan-after-move.txt" >/dev/null || fail "tag move not planned as RevisionChanged default -> canary"

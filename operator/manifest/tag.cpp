@@ -1,0 +1,161 @@
+#include "operator/manifest/tag.hpp"
+
+#include "api/json.hpp"
+
+namespace meshop::manifest {
+namespace {
+
+using Value = rapidjson::Value;
+using Allocator = rapidjson::Document::AllocatorType;
+
+constexpr std::string_view kRevNamespace = "rev.namespace.sidecar-injector.istio.io";
+constexpr std::string_view kRevObject = "rev.object.sidecar-injector.istio.io";
+
+// Replaces the values of every `istio.io/rev In [...]` expression of `selector` by [tag].
+void retarget(Value* selector, std::string_view tag, Allocator& a) {
+  if (selector == nullptr || !selector->IsObject()) return;
+  Value* exprs = api::find_member(*selector, "matchExpressions");
+  if (exprs == nullptr || !exprs->IsArray()) return;
+  for (Value& e : exprs->GetArray()) {
+    if (api::string_at(e, {"key"}) != kRevisionLabel || api::string_at(e, {"operator"}) != "In")
+      continue;
+    Value values(rapidjson::kArrayType);
+    values.PushBack(api::make_string(tag, a), a);
+    if (e.HasMember("values")) e.RemoveMember("values");
+    e.AddMember("values", values, a);
+  }
+}
+
+Value expression(std::string_view key, std::string_view op,
+                 std::initializer_list<std::string_view> values, Allocator& a) {
+  Value e(rapidjson::kObjectType);
+  e.AddMember("key", api::make_string(key, a), a);
+  e.AddMember("operator", api::make_string(op, a), a);
+  if (values.size() > 0) {
+    Value v(rapidjson::kArrayType);
+    for (std::string_view s : values)
+      v.PushBack(api::make_string(s, a), a);
+    e.AddMember("values", v, a);
+  }
+  return e;
+}
+
+Value selector(std::initializer_list<Value*> exprs, Allocator& a) {
+  Value list(rapidjson::kArrayType);
+  for (Value* e : exprs)
+    list.PushBack(*e, a);
+  Value s(rapidjson::kObjectType);
+  s.AddMember("matchExpressions", list, a);
+  return s;
+}
+
+// A copy of `entry` renamed and with new selectors, keeping clientConfig, rules and the rest.
+Value legacy_entry(const Value& entry, std::string_view name, Value ns_selector, Value obj_selector,
+                   Allocator& a) {
+  Value out;
+  out.CopyFrom(entry, a);
+  out["name"] = api::make_string(name, a);
+  for (const char* field : {"namespaceSelector", "objectSelector"})
+    if (out.HasMember(field)) out.RemoveMember(field);
+  out.AddMember("namespaceSelector", ns_selector, a);
+  out.AddMember("objectSelector", obj_selector, a);
+  return out;
+}
+
+}  // namespace
+
+std::string tag_webhook_name(std::string_view tag) {
+  return "istio-revision-tag-" + std::string(tag);
+}
+
+api::Result<rapidjson::Document> generate_tag_webhook(const rapidjson::Value& revision_webhook,
+                                                      std::string_view tag,
+                                                      std::string_view revision) {
+  std::string source = api::string_at(revision_webhook, {"metadata", "name"});
+  if (!api::string_at(revision_webhook, {"metadata", "labels", kTagLabel}).empty())
+    return api::Error{"mutatingwebhookconfiguration " + source + " is itself a tag"};
+  const Value* hooks = api::find_member(revision_webhook, "webhooks");
+  if (hooks == nullptr || !hooks->IsArray())
+    return api::Error{"mutatingwebhookconfiguration " + source + ": no webhooks"};
+
+  rapidjson::Document out(rapidjson::kObjectType);
+  auto& a = out.GetAllocator();
+  out.AddMember("apiVersion", "admissionregistration.k8s.io/v1", a);
+  out.AddMember("kind", "MutatingWebhookConfiguration", a);
+  Value meta(rapidjson::kObjectType);
+  meta.AddMember("name", api::make_string(tag_webhook_name(tag), a), a);
+  Value labels(rapidjson::kObjectType);
+  labels.AddMember(api::make_string(kRevisionLabel, a), api::make_string(revision, a), a);
+  labels.AddMember(api::make_string(kTagLabel, a), api::make_string(tag, a), a);
+  labels.AddMember("app", "sidecar-injector", a);
+  labels.AddMember("app.kubernetes.io/managed-by", "meshop", a);
+  meta.AddMember("labels", labels, a);
+  out.AddMember("metadata", meta, a);
+
+  Value entries(rapidjson::kArrayType);
+  const Value* rev_namespace = nullptr;
+  for (const Value& h : hooks->GetArray()) {
+    std::string name = api::string_at(h, {"name"});
+    if (name != kRevNamespace && name != kRevObject) continue;
+    if (name == kRevNamespace) rev_namespace = &h;
+    Value copy;
+    copy.CopyFrom(h, a);
+    retarget(api::find_member(copy, "namespaceSelector"), tag, a);
+    retarget(api::find_member(copy, "objectSelector"), tag, a);
+    entries.PushBack(copy, a);
+  }
+  if (entries.Size() != 2 || rev_namespace == nullptr)
+    return api::Error{"mutatingwebhookconfiguration " + source + " has no " +
+                      std::string(kRevNamespace) + " and " + std::string(kRevObject) +
+                      " entries to copy"};
+
+  if (tag == "default") {
+    // The legacy selectors of the default revision (reference §2.1), calling this revision.
+    Value not_false = expression("sidecar.istio.io/inject", "NotIn", {"false"}, a);
+    Value enabled = expression("istio-injection", "In", {"enabled"}, a);
+    entries.PushBack(legacy_entry(*rev_namespace, "namespace.sidecar-injector.istio.io",
+                                  selector({&enabled}, a), selector({&not_false}, a), a),
+                     a);
+    Value no_injection = expression("istio-injection", "DoesNotExist", {}, a);
+    Value no_rev = expression("istio.io/rev", "DoesNotExist", {}, a);
+    Value inject_true = expression("sidecar.istio.io/inject", "In", {"true"}, a);
+    Value no_rev_obj = expression("istio.io/rev", "DoesNotExist", {}, a);
+    entries.PushBack(legacy_entry(*rev_namespace, "object.sidecar-injector.istio.io",
+                                  selector({&no_injection, &no_rev}, a),
+                                  selector({&inject_true, &no_rev_obj}, a), a),
+                     a);
+  }
+  out.AddMember("webhooks", entries, a);
+  return out;
+}
+
+rapidjson::Document deactivate_webhook(const rapidjson::Value& webhook) {
+  rapidjson::Document out;
+  out.CopyFrom(webhook, out.GetAllocator());
+  auto& a = out.GetAllocator();
+  Value* hooks = api::find_member(out, "webhooks");
+  if (hooks == nullptr || !hooks->IsArray()) return out;
+  for (Value& h : hooks->GetArray()) {
+    for (const char* field : {"namespaceSelector", "objectSelector"}) {
+      if (h.HasMember(field)) h.RemoveMember(field);
+      Value labels(rapidjson::kObjectType);
+      labels.AddMember("istio.io/deactivated", "never-match", a);
+      Value s(rapidjson::kObjectType);
+      s.AddMember("matchLabels", labels, a);
+      h.AddMember(rapidjson::StringRef(field), s, a);
+    }
+  }
+  return out;
+}
+
+bool is_deactivated(const rapidjson::Value& webhook) {
+  const Value* hooks = api::find_member(webhook, "webhooks");
+  if (hooks == nullptr || !hooks->IsArray() || hooks->Empty()) return false;
+  for (const Value& h : hooks->GetArray())
+    if (api::string_at(h, {"namespaceSelector", "matchLabels", "istio.io/deactivated"}) !=
+        "never-match")
+      return false;
+  return true;
+}
+
+}  // namespace meshop::manifest
