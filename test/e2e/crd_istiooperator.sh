@@ -46,11 +46,14 @@ ann=$(kubectl -n "$ns" get iop cni-annotations -o jsonpath='{.spec.values.sideca
 
 # 3. Printer columns.
 kubectl -n "$ns" patch iop cni-annotations --type merge -p '{"spec":{"revision":"canary"}}'
-cols=$(kubectl -n "$ns" get iop cni-annotations | head -1)
+# No pipes into head/grep -q here: with pipefail, kubectl killed by SIGPIPE fails the script.
+table=$(kubectl -n "$ns" get iop cni-annotations)
+cols=${table%%$'\n'*}
 for c in NAME REVISION STATUS AGE; do
   echo "$cols" | grep -qw "$c" || fail "printer column $c missing in: $cols"
 done
-kubectl -n "$ns" get iop cni-annotations --no-headers | grep -q canary || fail "REVISION column does not show canary"
+rows=$(kubectl -n "$ns" get iop cni-annotations --no-headers)
+[[ "$rows" == *canary* ]] || fail "REVISION column does not show canary"
 
 # 4. Wrong types and values are rejected, naming the field.
 reject() {

@@ -36,16 +36,19 @@ rl_mwc "e2e-policy-injector-$id" default yes
 rl_mwc "e2e-policy-injector-canary-$id" canary no
 for n in "${namespaces[@]}"; do kubectl create namespace "$n" >/dev/null; done
 
+containers_of() { kubectl -n "$1" get pod "$2" -o jsonpath='{.spec.containers[*].name}'; }
 has_sidecar() {  # NS APP -> every pod of the app has istio-proxy
-  local p
+  local p names
   for p in $(pod_names "$1" "app=$2"); do
-    kubectl -n "$1" get pod "$p" -o jsonpath='{.spec.containers[*].name}' | grep -qw istio-proxy || return 1
+    names=" $(containers_of "$1" "$p") "
+    [[ "$names" == *" istio-proxy "* ]] || return 1
   done
 }
 no_sidecar() {
-  local p
+  local p names
   for p in $(pod_names "$1" "app=$2"); do
-    ! kubectl -n "$1" get pod "$p" -o jsonpath='{.spec.containers[*].name}' | grep -qw istio-proxy || return 1
+    names=" $(containers_of "$1" "$p") "
+    [[ "$names" != *" istio-proxy "* ]] || return 1
   done
 }
 plan_action() {  # NS NAME -> action of that Deployment in `meshop restart plan -o json`
