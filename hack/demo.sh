@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The demo: installs what is missing, builds meshop and the local control plane, brings
 # the control plane up (left running; stop it with `hack/cluster.sh down`) and shows
-# meshop beside it. Later milestones extend this into the full install / canary /
-# restart walk-through.
+# meshop beside it: the CRD and the seed's IstioOperator, the template engine, manifest
+# generation, kube-inject and the restart planner. Later milestones extend this into the full
+# install / canary / restart walk-through under `meshop run`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -48,6 +49,29 @@ annotations:
 ports: {{ list 15001 15006 15020 15021 15090 | toJson }}
 TMPL
 "$meshop" template render -t "$tmp/demo.tmpl" -d "$tmp/values.yaml"
+
+say "meshop manifest generate: what the seed's IstioOperator installs (objects by kind)"
+"$meshop" manifest generate -f test/e2e/testdata/cni-annotations.yaml | grep '^kind:' | sort | uniq -c
+
+say "meshop kube-inject: a Deployment gets its sidecar (meshop's built-in templates)"
+cat > "$tmp/app.yaml" <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: demo}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - {name: web, image: nginx:1.27, ports: [{containerPort: 8080}]}
+YAML
+"$meshop" kube-inject -f "$tmp/app.yaml" > "$tmp/app-injected.yaml"
+kubectl create --dry-run=client --validate=false -f "$tmp/app-injected.yaml" \
+  -o jsonpath='{"init containers: "}{.spec.template.spec.initContainers[*].name}{"\ncontainers: "}{.spec.template.spec.containers[*].name}{"\n"}'
+
+say "meshop restart plan: workloads whose sidecar is stale (none on a fresh cluster)"
+"$meshop" restart plan
 rm -rf "$tmp"
 
 say "The cluster is still running"
