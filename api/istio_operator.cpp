@@ -168,16 +168,24 @@ class Validator {
     }
   }
 
-  // corev1.Toleration, decoded strictly as upstream does (unknown fields are errors).
-  void tolerations(const Value& v, const std::string& path) {
+  // Calls `item(element, element_path)` for each element of the array `v` at `path` that is an
+  // object; a non-array and non-object elements are reported.
+  template <class F>
+  void each_object(const Value& v, const std::string& path, F&& item) {
     if (!v.IsArray()) {
       error(path, "expected array, " + got(v));
       return;
     }
     for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
       std::string p = path + "[" + std::to_string(i) + "]";
-      if (!expect_object(v[i], p)) continue;
-      for (const auto& m : v[i].GetObject()) {
+      if (expect_object(v[i], p)) item(v[i], p);
+    }
+  }
+
+  // corev1.Toleration, decoded strictly as upstream does (unknown fields are errors).
+  void tolerations(const Value& v, const std::string& path) {
+    each_object(v, path, [&](const Value& item, const std::string& p) {
+      for (const auto& m : item.GetObject()) {
         std::string_view key = string_view_of(m.name);
         std::string mp = p + "." + std::string(key);
         if (key == "key" || key == "operator" || key == "value" || key == "effect")
@@ -188,42 +196,30 @@ class Validator {
         } else
           unknown(mp, "effect, key, operator, tolerationSeconds, value");
       }
-    }
+    });
   }
 
   void env(const Value& v, const std::string& path) {
-    if (!v.IsArray()) {
-      error(path, "expected array, " + got(v));
-      return;
-    }
-    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
-      std::string p = path + "[" + std::to_string(i) + "]";
-      if (!expect_object(v[i], p)) continue;
-      const Value* name = find_member(v[i], "name");
+    each_object(v, path, [&](const Value& item, const std::string& p) {
+      const Value* name = find_member(item, "name");
       if (name == nullptr)
         error(p + ".name", "required field is missing");
       else
         expect_string(*name, p + ".name");
-      if (const Value* value = find_member(v[i], "value")) expect_string(*value, p + ".value");
-      if (const Value* from = find_member(v[i], "valueFrom"))
+      if (const Value* value = find_member(item, "value")) expect_string(*value, p + ".value");
+      if (const Value* from = find_member(item, "valueFrom"))
         expect_object(*from, p + ".valueFrom");
-      for (const auto& m : v[i].GetObject()) {
+      for (const auto& m : item.GetObject()) {
         std::string_view key = string_view_of(m.name);
         if (key != "name" && key != "value" && key != "valueFrom")
           unknown(p + "." + std::string(key), "name, value, valueFrom");
       }
-    }
+    });
   }
 
   void overlays(const Value& v, const std::string& path) {
-    if (!v.IsArray()) {
-      error(path, "expected array, " + got(v));
-      return;
-    }
-    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
-      std::string p = path + "[" + std::to_string(i) + "]";
-      if (!expect_object(v[i], p)) continue;
-      for (const auto& m : v[i].GetObject()) {
+    each_object(v, path, [&](const Value& item, const std::string& p) {
+      for (const auto& m : item.GetObject()) {
         std::string_view key = string_view_of(m.name);
         std::string mp = p + "." + std::string(key);
         if (key == "apiVersion" || key == "kind" || key == "name") {
@@ -250,9 +246,9 @@ class Validator {
           unknown(mp, "apiVersion, kind, name, patches");
         }
       }
-      if (find_member(v[i], "kind") == nullptr) error(p + ".kind", "required field is missing");
-      if (find_member(v[i], "name") == nullptr) error(p + ".name", "required field is missing");
-    }
+      if (find_member(item, "kind") == nullptr) error(p + ".kind", "required field is missing");
+      if (find_member(item, "name") == nullptr) error(p + ".name", "required field is missing");
+    });
   }
 
   void component(const Value& v, const std::string& path, bool gateway) {
