@@ -1,6 +1,8 @@
 // Helpers shared by the manifest tests: render from YAML texts and flags, find objects.
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,24 @@
 #include "operator/manifest/render.hpp"
 
 namespace meshop::manifest::testing {
+
+// The pinned istio.io/istio module directory ($MESHOP_ISTIO_MODULE, else hack/istio-module.sh,
+// which downloads it), or "" when unavailable (tests then skip). Needs MESHOP_SOURCE_DIR.
+inline std::string istio_module() {
+  if (const char* env = std::getenv("MESHOP_ISTIO_MODULE")) return env;
+  std::string cmd =
+      "bash '" + std::string(MESHOP_SOURCE_DIR) + "/hack/istio-module.sh' 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return {};
+  char buf[4096];
+  std::string out;
+  while (fgets(buf, sizeof buf, p) != nullptr)
+    out += buf;
+  pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
+    out.pop_back();
+  return out;
+}
 
 inline api::Result<RenderResult> render_texts(std::vector<std::string> files,
                                               std::vector<std::string> flags = {},

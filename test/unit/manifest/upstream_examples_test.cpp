@@ -12,27 +12,12 @@
 #include <gtest/gtest.h>
 
 #include "operator/manifest/render.hpp"
+#include "test/unit/manifest/test_support.hpp"
 
 namespace meshop::manifest {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string istio_module() {
-  if (const char* env = std::getenv("MESHOP_ISTIO_MODULE")) return env;
-  std::string cmd =
-      "bash '" + std::string(MESHOP_SOURCE_DIR) + "/hack/istio-module.sh' 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return {};
-  char buf[4096];
-  std::string out;
-  while (fgets(buf, sizeof buf, p) != nullptr)
-    out += buf;
-  pclose(p);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
-    out.pop_back();
-  return out;
-}
 
 std::string read(const fs::path& p) {
   std::ifstream in(p);
@@ -69,7 +54,7 @@ const std::set<std::string>& invalid_on_purpose() {
 }
 
 TEST(UpstreamExamples, EveryIstioOperatorExampleRenders) {
-  std::string module = istio_module();
+  std::string module = testing::istio_module();
   if (module.empty() || !fs::exists(module))
     GTEST_SKIP() << "istio.io/istio module not available (hack/istio-module.sh)";
   std::vector<fs::path> files = examples(module);

@@ -13,27 +13,12 @@
 
 #include "api/yaml.hpp"
 #include "operator/manifest/render.hpp"
+#include "test/unit/manifest/test_support.hpp"
 
 namespace meshop::manifest {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string module_dir() {
-  if (const char* env = std::getenv("MESHOP_ISTIO_MODULE")) return env;
-  std::string cmd =
-      "bash '" + std::string(MESHOP_SOURCE_DIR) + "/hack/istio-module.sh' 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return {};
-  char buf[4096];
-  std::string out;
-  while (fgets(buf, sizeof buf, p) != nullptr)
-    out += buf;
-  pclose(p);
-  while (!out.empty() && out.back() == '\n')
-    out.pop_back();
-  return out;
-}
 
 std::string read(const fs::path& p) {
   std::ifstream in(p);
@@ -60,7 +45,7 @@ const api::Value* present(const api::Value& v, const std::string& pointer) {
 }
 
 TEST(UpstreamGoldens, K8sSettingsRenderAsIstioctlRendersThem) {
-  std::string module = module_dir();
+  std::string module = testing::istio_module();
   if (module.empty() || !fs::exists(module))
     GTEST_SKIP() << "istio.io/istio module not available (hack/istio-module.sh)";
   fs::path dir = fs::path(module) / "operator/cmd/mesh/testdata/manifest-generate";
