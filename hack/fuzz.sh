@@ -46,10 +46,6 @@ for n in "${names[@]}"; do
   # libFuzzer reports every new coverage point; keep that in a log and show its end.
   log="$build/$t.log"
   extra=()
-  # Known gap: a template can make a map contain itself (`set $m "a" $m`); reference-counted
-  # values then never free it. That is a leak, not a memory error, and is tracked in the
-  # template engine's notes; leak detection stays on for every other target.
-  [ "$n" = template ] && extra+=(-detect_leaks=0)
   # MESHOP_FUZZ_SEED and MESHOP_FUZZ_RUNS make a run reproducible: the same seed explores the
   # same inputs, and a run cap makes that independent of machine speed (CI sets both, so a
   # submission's gate does not depend on luck; developers fuzz with a fresh seed each time).

@@ -8,6 +8,7 @@
 // (?P<name>...) (unnamed in replacements), \A, \z. RE2-only syntax (\pL, \Q..\E, possessive
 // forms) fails to compile, and ECMAScript-only syntax (backreferences, lookaround) is
 // rejected as RE2 would. Matching is byte-based: `.` matches one byte of a multibyte rune.
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -716,8 +717,44 @@ Result<Value> semver_compare(std::string_view constraint, std::string_view versi
 // mergo's map rules as sprig uses them: a nil source value is copied only when
 // overwriting; two maps merge recursively (in place); anything else replaces the
 // destination value when overwriting or when the destination is missing or empty.
-void merge_into(Map& dst, const Map& src, bool overwrite) {
-  for (const auto& [k, sv] : src.entries()) {
+// Values are reference-counted, not garbage-collected: a map that (transitively) contains
+// itself would never be freed. Go's templates can build one (`set $m "k" $m`), but nothing
+// can print or range over it either, so meshop refuses the store that would close the cycle.
+bool reaches(const Value& v, const void* target, std::vector<const void*>& seen) {
+  const void* node = v.kind() == Kind::kMap    ? static_cast<const void*>(v.as_map())
+                     : v.kind() == Kind::kList ? static_cast<const void*>(v.as_list())
+                                               : nullptr;
+  if (node == nullptr) return false;
+  if (node == target) return true;
+  if (std::find(seen.begin(), seen.end(), node) != seen.end()) return false;
+  seen.push_back(node);
+  if (v.kind() == Kind::kMap) {
+    for (const auto& e : v.as_map()->entries())
+      if (reaches(e.second, target, seen)) return true;
+  } else {
+    for (const Value& item : v.as_list()->items)
+      if (reaches(item, target, seen)) return true;
+  }
+  return false;
+}
+
+bool closes_cycle(const Value& v, const Map& into) {
+  std::vector<const void*> seen;
+  return reaches(v, &into, seen);
+}
+
+constexpr std::string_view kCycleError =
+    "the value contains the dictionary it would be stored in (cyclic data is not supported)";
+
+// mergo's map rules as sprig uses them: a nil source value is copied only when
+// overwriting; two maps merge recursively (in place); anything else replaces the
+// destination value when overwriting or when the destination is missing or empty.
+// False (and the merge stopped) when a store would make a map contain itself.
+bool merge_into(Map& dst, const Map& src, bool overwrite) {
+  // A copy of the entries: `src` may be reachable from `dst` (`merge $m $m.a`), and the
+  // recursive merge must not grow the vector being iterated.
+  const std::vector<Map::Entry> entries = src.entries();
+  for (const auto& [k, sv] : entries) {
     Value* dv = dst.find(k);
     if (sv.is_nil_or_invalid()) {
       if (overwrite) dst.set(k, Value::nil());
@@ -725,11 +762,17 @@ void merge_into(Map& dst, const Map& src, bool overwrite) {
     }
     if (dv != nullptr && dv->kind() == Kind::kMap && sv.kind() == Kind::kMap && dv->as_map() &&
         sv.as_map()) {
-      merge_into(*dv->as_map(), *sv.as_map(), overwrite);
+      if (dv->as_map() == sv.as_map()) continue;  // merging a map into itself changes nothing
+      Map* sub = dv->as_map();
+      if (!merge_into(*sub, *sv.as_map(), overwrite)) return false;
       continue;
     }
-    if (overwrite || dv == nullptr || sprig_empty(*dv)) dst.set(k, sv);
+    if (overwrite || dv == nullptr || sprig_empty(*dv)) {
+      if (closes_cycle(sv, dst)) return false;
+      dst.set(k, sv);
+    }
   }
+  return true;
 }
 
 }  // namespace
@@ -1165,6 +1208,7 @@ void add_sprig_functions(FunctionMap& fm) {
   });
   fm.add("set", fixed({kMapT, kStr, kAny}), [](Args a) -> Result<Value> {
     if (a[0].as_map() == nullptr) return fail("assignment to entry in nil map");
+    if (closes_cycle(a[2], *a[0].as_map())) return fail(std::string(kCycleError));
     a[0].as_map()->set(a[1].as_string(), a[2]);
     return a[0];
   });
@@ -1223,7 +1267,8 @@ void add_sprig_functions(FunctionMap& fm) {
         return Value::typed_nil(Kind::kMap);
       }
       for (std::size_t i = 1; i < a.size(); ++i)
-        if (a[i].as_map()) merge_into(*a[0].as_map(), *a[i].as_map(), overwrite);
+        if (a[i].as_map() && !merge_into(*a[0].as_map(), *a[i].as_map(), overwrite))
+          return fail(std::string(kCycleError));
       return a[0];
     };
   };

@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "test/unit/template/test_util.hpp"
@@ -440,6 +441,42 @@ TEST(TemplateLifetime, LiteralStoredIntoDataOutlivesTheTemplate) {
   const Value* k = m->as_map()->find("k");
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->as_string(), "a literal string, long enough");
+}
+
+}  // namespace
+}  // namespace meshop::template_engine::testing
+
+namespace meshop::template_engine::testing {
+namespace {
+
+std::string sprig(std::string_view tmpl, std::string_view json = kData) {
+  return render_with(default_functions(), tmpl, json_data(json));
+}
+
+// A deliberate divergence from Go (not in the Go corpus): values are reference-counted, so a
+// map that contains itself would never be freed, and the
+// store that would close a cycle is an error (Go builds the cycle, and then cannot print it).
+TEST(TemplateCycles, SetRefusesToStoreAMapIntoItselfDirectlyOrThroughOthers) {
+  EXPECT_THAT(sprig(R"({{ $m := dict }}{{ $_ := set $m "self" $m }})"),
+              ::testing::HasSubstr("error calling set: the value contains the dictionary"));
+  EXPECT_THAT(sprig(R"({{ $a := dict }}{{ $b := dict "a" $a }}{{ $_ := set $a "b" $b }})"),
+              ::testing::HasSubstr("cyclic data is not supported"));
+  EXPECT_THAT(sprig(R"({{ $a := dict }}{{ $_ := set $a "l" (list 1 (dict "x" $a)) }})"),
+              ::testing::HasSubstr("cyclic data is not supported"));
+  // Sharing without a cycle stays allowed: the same map under two keys.
+  EXPECT_EQ(sprig(R"({{ $a := dict "k" 1 }}{{ $m := dict }}{{ $_ := set $m "x" $a }})"
+                  R"({{ $_ := set $m "y" $a }}{{ $m }})"),
+            "OK map[x:map[k:1] y:map[k:1]]");
+}
+
+TEST(TemplateCycles, MergeRefusesCyclesAndMergesASubMapIntoItsParent) {
+  EXPECT_THAT(sprig(R"({{ $m := dict }}{{ $_ := merge $m (dict "self" $m) }})"),
+              ::testing::HasSubstr("error calling merge: the value contains the dictionary"));
+  // `src` reachable from `dst`: the recursive merge must not iterate a vector it grows.
+  EXPECT_EQ(sprig(R"({{ $m := dict "a" (dict "a" (dict "z" 1 "y" 2 "x" 3)) }})"
+                  R"({{ $_ := mergeOverwrite $m $m.a }}{{ $m }})"),
+            "OK map[a:map[a:map[x:3 y:2 z:1] x:3 y:2 z:1]]");
+  EXPECT_EQ(sprig(R"({{ $m := dict "k" 1 }}{{ $_ := merge $m $m }}{{ $m }})"), "OK map[k:1]");
 }
 
 }  // namespace
