@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include <openssl/evp.h>
 #include <rapidjson/document.h>
 
+#include "api/base64.hpp"
 #include "api/json.hpp"
 #include "operator/log/log.hpp"
 
@@ -18,28 +18,11 @@ constexpr std::string_view kServingKey = "tls.key";
 constexpr std::string_view kBundle = "ca-bundle.crt";
 constexpr std::string_view kWebhookSuffix = "sidecar-injector.istio.io";
 
-std::string base64_encode(std::string_view in) {
-  std::string out(4 * ((in.size() + 2) / 3), '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(in.data()),
-                          static_cast<int>(in.size()));
-  out.resize(static_cast<std::size_t>(n));
-  return out;
-}
+using api::base64_encode;
 
 // Secret data is base64; anything that does not decode reads as absent.
 std::string base64_decode(std::string_view in) {
-  if (in.empty() || in.size() % 4 != 0) return {};
-  std::string out(3 * in.size() / 4, '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(in.data()),
-                          static_cast<int>(in.size()));
-  if (n < 0) return {};
-  std::size_t pad = 0;
-  if (in.back() == '=') ++pad;
-  if (in.size() > 1 && in[in.size() - 2] == '=') ++pad;
-  out.resize(static_cast<std::size_t>(n) - pad);
-  return out;
+  return api::base64_decode(in).value_or(std::string());
 }
 
 // The decoded `data[key]` of a Secret, "" when absent.

@@ -19,6 +19,8 @@
 #include <rapidjson/writer.h>
 #include <yaml-cpp/yaml.h>
 
+#include "api/base64.hpp"
+
 extern char** environ;
 
 namespace meshop::kube {
@@ -43,33 +45,6 @@ std::string trim(std::string s) {
   s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
   s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
   return s;
-}
-
-std::optional<std::string> base64_decode(std::string_view in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-  };
-  std::string out;
-  unsigned buffer = 0;
-  int bits = 0;
-  for (char c : in) {
-    if (std::isspace(static_cast<unsigned char>(c))) continue;
-    if (c == '=') break;
-    int v = value(c);
-    if (v < 0) return std::nullopt;
-    buffer = (buffer << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buffer >> bits) & 0xff));
-    }
-  }
-  return out;
 }
 
 std::string resolve(const std::string& path, const std::string& base_dir) {
@@ -133,7 +108,7 @@ Result<std::string> pem_field(const YAML::Node& n, const std::string& key, const
   std::string data = scalar(n, (key + "-data").c_str());
   std::string path = scalar(n, key.c_str());
   if (!data.empty()) {
-    auto decoded = base64_decode(data);
+    auto decoded = api::base64_decode(data);
     if (!decoded) return config_error(where + "." + key + "-data is not valid base64");
     return *decoded;
   }

@@ -109,31 +109,6 @@ class RequestRecord {
 
 }  // namespace
 
-std::string base64_encode(std::string_view data) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((data.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 3 <= data.size(); i += 3) {
-    uint32_t n = uint32_t(uint8_t(data[i])) << 16 | uint32_t(uint8_t(data[i + 1])) << 8 |
-                 uint32_t(uint8_t(data[i + 2]));
-    out += kAlphabet[n >> 18];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
-  }
-  if (size_t rest = data.size() - i; rest > 0) {
-    uint32_t n = uint32_t(uint8_t(data[i])) << 16;
-    if (rest == 2) n |= uint32_t(uint8_t(data[i + 1])) << 8;
-    out += kAlphabet[n >> 18];
-    out += kAlphabet[(n >> 12) & 63];
-    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
 HttpReply serve_inject(const AdmissionContext& ctx, std::string_view path,
                        const HttpRequest& request) {
   RequestRecord outcome(ctx);

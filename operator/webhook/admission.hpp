@@ -30,6 +30,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/base64.hpp"
 #include "operator/webhook/engine.hpp"
 #include "operator/webhook/metrics.hpp"
 #include "operator/webhook/revision_store.hpp"
@@ -64,6 +65,7 @@ HttpReply serve(const AdmissionContext& ctx, const HttpRequest& request);
 // Exposed for tests.
 HttpReply serve_inject(const AdmissionContext& ctx, std::string_view path,
                        const HttpRequest& request);
-std::string base64_encode(std::string_view data);
+// Exposed for tests (the patch field of a response).
+using api::base64_encode;
 
 }  // namespace meshop::webhook
