@@ -195,6 +195,7 @@ restart::DesiredFn Engines::desired() const {
     inject::InjectResult result = inject::inject(*it->second, request);
     restart::Desired d;
     d.revision = revision;
+    d.fingerprint = it->second->fingerprint;
     switch (result.outcome) {
       case inject::Outcome::kInjected:
         d.inject = true;

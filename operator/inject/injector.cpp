@@ -391,6 +391,8 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   set_annotation(merged, kStatusAnnotation, injection_status(template_pod, snapshot.revision));
   for (const auto& [k, v] : snapshot.injected_annotations)
     set_annotation(merged, k, v);
+  if (snapshot.stamp_fingerprint)
+    set_annotation(merged, kFingerprintAnnotation, snapshot.fingerprint);
 
   // reorderPod: the proxy goes last (first when the application waits for it); native
   // sidecars put init/validation, proxy, core-dump first.

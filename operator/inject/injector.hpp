@@ -46,7 +46,18 @@ struct SnapshotSources {
   // namespace's openshift.io/sa.scc.* annotations (PodRequest::namespace_object), and a user
   // istio-proxy runAsUser equal to the app's is dropped.
   bool openshift = false;
+  // meshop extension, off by default (upstream's output has no such annotation): injected pods
+  // get `meshop.io/injector-fingerprint: <injector_fingerprint(sources)>`, so the restart
+  // planner can tell pods injected from an older configuration of their revision
+  // (TemplateChanged). `meshop run`'s webhook turns it on.
+  bool stamp_fingerprint = false;
 };
+
+inline constexpr std::string_view kFingerprintAnnotation = "meshop.io/injector-fingerprint";
+
+// A stable digest (16 hex digits, FNV-1a 64) of what a revision's injection output depends on
+// in its ConfigMaps: revision, config, values and mesh. Pure.
+std::string injector_fingerprint(const SnapshotSources& sources);
 
 class Snapshot;  // immutable, defined in snapshot.hpp (engine internals)
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 
 #include "api/yaml.hpp"
 #include "operator/template/funcs_support.hpp"
@@ -232,9 +233,32 @@ bool kubelet_versions_support_native(const std::vector<std::string>& versions) {
   return true;
 }
 
+std::string injector_fingerprint(const SnapshotSources& sources) {
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64
+  auto mix = [&h](std::string_view part) {
+    for (unsigned char c : part) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;  // separator: the byte 0xff never occurs in UTF-8 text
+    h *= 1099511628211ull;
+  };
+  mix(sources.revision == "default" ? std::string_view() : std::string_view(sources.revision));
+  mix(sources.config);
+  mix(sources.values);
+  mix(sources.mesh);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4)
+    out[static_cast<std::size_t>(i)] = kHex[h & 15];
+  return out;
+}
+
 api::Result<std::shared_ptr<const Snapshot>> build_snapshot(const SnapshotSources& sources) {
   auto s = std::make_shared<Snapshot>();
   s->revision = sources.revision;
+  s->fingerprint = injector_fingerprint(sources);
+  s->stamp_fingerprint = sources.stamp_fingerprint;
   if (auto st = parse_config(sources.config, *s); !st) return st.error();
   if (auto st = parse_values(sources.values, *s); !st) return st.error();
 

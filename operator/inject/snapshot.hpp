@@ -34,8 +34,10 @@ namespace meshop::inject {
 
 class Snapshot {
  public:
-  std::string revision;  // as configured ("" for kube-inject's default)
-  std::string policy;    // "enabled" | "disabled" | anything (→ no injection)
+  std::string revision;     // as configured ("" for kube-inject's default)
+  std::string fingerprint;  // injector_fingerprint() of the sources; stamped when asked
+  bool stamp_fingerprint = false;
+  std::string policy;  // "enabled" | "disabled" | anything (→ no injection)
   std::vector<std::string> default_templates;
   std::map<std::string, std::shared_ptr<const template_engine::Template>, std::less<>> templates;
   std::map<std::string, std::vector<std::string>, std::less<>> aliases;

@@ -6,6 +6,7 @@ namespace meshop::restart {
 namespace {
 
 constexpr std::string_view kStatusAnnotation = "sidecar.istio.io/status";
+// inject::kFingerprintAnnotation (the restart library does not link the engine).
 constexpr std::string_view kFingerprintAnnotation = "meshop.io/injector-fingerprint";
 
 const rapidjson::Value* pod_template(const rapidjson::Value& workload, std::string_view kind) {

@@ -301,5 +301,47 @@ defaultTemplates: [t]
   EXPECT_EQ(api::string_at(r.pod, {"metadata", "annotations", "nilsc"}), "unset");
 }
 
+TEST(EngineFingerprint, DependsOnTheConfigMapsOnlyAndIsStampedWhenAsked) {
+  SnapshotSources src = builtin_sources();
+  src.native_sidecars = NativeSidecars::kDisabled;
+  const std::string base = injector_fingerprint(src);
+  EXPECT_EQ(base.size(), 16u);
+  SnapshotSources same = src;
+  same.revision = src.revision.empty() ? "default" : "";  // both name the default revision
+  same.node_kubelet_versions = {"v1.34.0"};               // not part of the ConfigMaps
+  EXPECT_EQ(injector_fingerprint(same), base);
+  SnapshotSources changed = src;
+  changed.values += "\n";
+  EXPECT_NE(injector_fingerprint(changed), base);
+  SnapshotSources canary = src;
+  canary.revision = "canary";
+  EXPECT_NE(injector_fingerprint(canary), base);
+  // Moving text between keys changes it too (the parts are delimited).
+  SnapshotSources moved = src;
+  moved.mesh = "x";
+  SnapshotSources moved2 = src;
+  moved2.values += "x";
+  EXPECT_NE(injector_fingerprint(moved), injector_fingerprint(moved2));
+
+  api::Document pod = json(R"({"metadata":{"name":"p","namespace":"apps"},
+      "spec":{"containers":[{"name":"app","image":"app:1"}]}})");
+  PodRequest req;
+  req.pod = &pod;
+  req.ns = "apps";
+  auto plain = snapshot_of(src);
+  ASSERT_TRUE(plain);
+  InjectResult r = inject(*plain, req);
+  ASSERT_EQ(r.outcome, Outcome::kInjected) << r.message;
+  EXPECT_EQ(api::find(r.pod, "/metadata/annotations/meshop.io~1injector-fingerprint"), nullptr);
+
+  src.stamp_fingerprint = true;
+  auto stamped = snapshot_of(src);
+  ASSERT_TRUE(stamped);
+  r = inject(*stamped, req);
+  ASSERT_EQ(r.outcome, Outcome::kInjected) << r.message;
+  EXPECT_EQ(api::string_at(r.pod, {"metadata", "annotations", "meshop.io/injector-fingerprint"}),
+            base);
+}
+
 }  // namespace
 }  // namespace meshop::inject
