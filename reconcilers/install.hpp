@@ -1,0 +1,217 @@
+// The install reconciler: makes the cluster hold what one IstioOperator renders.
+//
+// Key: "<namespace>/<name>" of an IstioOperator (install.istio.io/v1alpha1).
+//
+// Observe: the IstioOperator; every IstioOperator (for revision ownership); the objects that
+// carry this resource's owner labels.
+// Decide, in this order:
+//   - absent                                → done.
+//   - annotation install.istio.io/ignoreReconcile: "true"
+//                                           → nothing is written (paused); done. A paused
+//                                             resource being deleted stays until un-paused.
+//   - metadata.deletionTimestamp set        → uninstall: delete every object with the owner
+//                                             labels (each renderable kind except
+//                                             MutatingWebhookConfigurations, which belong to
+//                                             the webhooks reconciler, and Namespaces, which
+//                                             are never deleted), workloads first, RBAC last;
+//                                             then remove the finalizer meshop.io/uninstall.
+//     Uninstall needs no valid spec, so an invalid resource can always be deleted.
+//   - otherwise the finalizer is ensured first (a JSON patch guarded by resourceVersion).
+//   - spec invalid (api/istio_operator.hpp) or unrenderable
+//                                           → status ERROR listing every field path, a
+//                                             Warning Event; terminal (no retry until the
+//                                             resource changes). Other resources unaffected.
+//   - another IstioOperator with the same revision is older (creationTimestamp, then
+//     namespace/name)                       → status ERROR naming the owner; retried slowly.
+// Apply: render (manifest::render_istio_operator), add the owner labels, create the
+// Namespaces the objects need (labelled as meshop's; never deleted), then server-side apply
+// every object except MutatingWebhookConfigurations in render order, field manager
+// "meshop", force. Force is what repairs drift: an edited managed field is taken back and a
+// deleted object re-created on the next pass.
+// Prune: for each renderable kind, list by the owner labels; delete what is not rendered now.
+// Skipped when any apply failed (a partial render must not delete the rest).
+// Report: a JSON merge patch of the status subresource with only this reconciler's keys
+// (status, message, componentStatus, conditions Reconciled/Ready, observedGeneration),
+// written only when it differs from what is there (a status write is itself a watch event).
+// A generation not yet observed is first marked RECONCILING ("applying generation N") before
+// the apply, so a pass over an unchanged resource writes no status at all.
+// HEALTHY when every rendered Deployment has availableReplicas >= replicas and every
+// DaemonSet numberAvailable == desiredNumberScheduled, each with observedGeneration current.
+//
+// reconcile(): done for absent / paused / uninstalled; terminal_error for an invalid spec;
+// requeue_after(config.conflict_requeue) for a revision conflict; error (backoff) for an
+// apply failure or an apiserver error; requeue_after(config.not_ready_requeue) while not
+// HEALTHY, else requeue_after(config.healthy_requeue).
+//
+// Thread affinity: the control-loop thread (the client's executor).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+#include "api/json.hpp"
+#include "api/result.hpp"
+#include "operator/kube/client.hpp"
+#include "operator/kube/events.hpp"
+#include "operator/metrics/registry.hpp"
+#include "operator/runtime/controller.hpp"
+
+namespace meshop::reconcilers {
+
+// The labels every object installed for an IstioOperator carries (operator contract).
+inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr std::string_view kManagedByValue = "meshop";
+inline constexpr std::string_view kOwningResourceLabel =
+    "install.operator.istio.io/owning-resource";
+inline constexpr std::string_view kOwningResourceNamespaceLabel =
+    "install.operator.istio.io/owning-resource-namespace";
+inline constexpr std::string_view kComponentLabel = "operator.istio.io/component";
+inline constexpr std::string_view kUninstallFinalizer = "meshop.io/uninstall";
+inline constexpr std::string_view kIgnoreReconcileAnnotation = "install.istio.io/ignoreReconcile";
+
+// install.istio.io/v1alpha1 istiooperators (namespaced).
+const kube::ResourceType& istio_operator_resource();
+
+// ---- Pure parts (no I/O; safe from any thread) ----
+
+// Sets the four owner labels on `object` (a Kubernetes object), keeping its other labels.
+void add_owner_labels(api::Value& object, api::Allocator& allocator, std::string_view iop_name,
+                      std::string_view iop_namespace, std::string_view component);
+
+// "<namespace>/<name>" of the IstioOperator owning `object`, from its owner labels; nullopt
+// when either label is missing or empty. For the lead's watches: enqueue the owner when an
+// owned object changes.
+std::optional<std::string> owner_key(const rapidjson::Value& object);
+
+// The label selector of the objects owned by one IstioOperator.
+std::string owner_selector(std::string_view iop_name, std::string_view iop_namespace);
+
+// Identity of an object for pruning: the API group (not the version: a kind listed at
+// another version is the same object), kind, namespace and name.
+struct ObjectId {
+  std::string group;
+  std::string kind;
+  std::string ns;
+  std::string name;
+  auto operator<=>(const ObjectId&) const = default;
+  std::string to_string() const;  // "Deployment.apps ns/name"
+};
+ObjectId object_id(const rapidjson::Value& object);
+
+// The kinds meshop can render, as (apiVersion, kind), in apply order; uninstall walks them in
+// reverse. Neither MutatingWebhookConfigurations (the webhooks reconciler's) nor Namespaces
+// (never deleted) are listed.
+const std::vector<std::pair<std::string, std::string>>& prunable_kinds();
+
+// Whether the install reconciler applies / prunes objects of this kind.
+bool managed_kind(std::string_view kind);
+
+// The live objects not in `desired`, in their input order.
+std::vector<ObjectId> select_prune(const std::set<ObjectId>& desired,
+                                   const std::vector<ObjectId>& live);
+
+enum class InstallState { kNone, kReconciling, kHealthy, kError };
+std::string_view to_string(InstallState state);
+
+// Why a Deployment or DaemonSet (its live state, e.g. the apply response) is not ready yet,
+// "" when it is ready, nullopt when `object` is neither kind.
+std::optional<std::string> workload_not_ready(const rapidjson::Value& object);
+
+struct ComponentReport {
+  InstallState state = InstallState::kNone;
+  std::string error;  // apply failures and readiness reasons, "; "-separated
+};
+
+struct StatusReport {
+  InstallState state = InstallState::kNone;
+  std::string message;
+  std::map<std::string, ComponentReport> components;
+};
+
+// What one pass saw for one rendered object: its component and either the apply error or
+// the live state the apiserver returned.
+struct AppliedObject {
+  std::string component;
+  const rapidjson::Value* live = nullptr;  // null when the apply failed
+  std::string error;
+};
+
+// The status of an install from what applying it gave: ERROR when any apply failed,
+// RECONCILING while a workload is not ready, else HEALTHY; per component likewise.
+StatusReport compute_status(const std::vector<AppliedObject>& objects);
+
+// The merge-patch body {"status": {...}} that sets this reconciler's status keys, keeping the
+// lastTransitionTime of a condition whose status did not change and nulling components of
+// `current_status` that are no longer reported. `now` is RFC 3339 ("2026-01-02T03:04:05Z").
+// "" when the live status already says all of it.
+std::string status_patch(const StatusReport& report, std::int64_t generation,
+                         const rapidjson::Value* current_status, std::string_view now);
+
+// ---- The reconciler ----
+
+struct InstallConfig {
+  std::string field_manager = "meshop";
+  std::chrono::seconds not_ready_requeue{5};
+  std::chrono::seconds healthy_requeue{300};
+  std::chrono::seconds conflict_requeue{30};
+};
+
+struct InstallOutcome {
+  enum class Kind {
+    kAbsent,       // no such IstioOperator
+    kIgnored,      // paused by the ignoreReconcile annotation
+    kUninstalled,  // deleted: owned objects removed, finalizer removed
+    kInvalid,      // spec invalid or not renderable: status ERROR
+    kConflict,     // another IstioOperator owns the revision: status ERROR
+    kApplied,      // every object applied (state RECONCILING or HEALTHY)
+    kApplyFailed,  // some object failed to apply: status ERROR
+  };
+  Kind kind = Kind::kAbsent;
+  InstallState state = InstallState::kNone;
+  std::string message;
+  int applied = 0;
+  int pruned = 0;  // deleted as no longer rendered, or by uninstall
+  std::vector<std::string> created_namespaces;
+};
+
+class InstallReconciler {
+ public:
+  InstallReconciler(std::shared_ptr<kube::Client> client, InstallConfig config = {},
+                    metrics::Registry* registry = nullptr,
+                    std::shared_ptr<kube::EventRecorder> events = nullptr);
+
+  // One pass over the IstioOperator `key` ("<namespace>/<name>"). An Error is a transient
+  // failure (apiserver unreachable, conflict on a guarded write); every other outcome,
+  // including an invalid spec, is a value.
+  kube::Task<api::Result<InstallOutcome>> reconcile_once(const std::string& key);
+
+  // The controller adapter (see the top of this file for the mapping).
+  kube::Task<runtime::Action> reconcile(const std::string& key);
+
+ private:
+  kube::Task<api::Result<kube::ResourceType>> resource_for(const std::string& api_version,
+                                                           const std::string& kind);
+  kube::Task<api::Result<int>> delete_owned(
+      const std::string& name, const std::string& ns, const std::set<ObjectId>& keep,
+      const std::vector<std::pair<std::string, std::string>>& kinds);
+  kube::Task<api::Result<api::Ok>> write_status(const rapidjson::Value& iop,
+                                                const StatusReport& report);
+  void warn(const rapidjson::Value& iop, std::string reason, std::string note);
+
+  std::shared_ptr<kube::Client> client_;
+  InstallConfig config_;
+  std::shared_ptr<kube::EventRecorder> events_;
+  std::map<std::string, kube::ResourceType> types_;  // "apiVersion/kind" → resource
+  metrics::Family<metrics::Counter>* applied_total_ = nullptr;
+  metrics::Family<metrics::Counter>* pruned_total_ = nullptr;
+};
+
+}  // namespace meshop::reconcilers

@@ -1,0 +1,453 @@
+#include "reconcilers/revisions.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "api/json.hpp"
+#include "operator/log/log.hpp"
+#include "operator/restart/planner.hpp"
+
+namespace meshop::reconcilers {
+namespace {
+
+constexpr std::string_view kRevLabel = "istio.io/rev";
+constexpr std::string_view kInjectionLabel = "istio-injection";
+
+// The revision `name` (an istio.io/rev value) resolves to: a tag's target, else a revision
+// with entries of its own; "" when no configuration knows the name.
+std::string resolve(const std::vector<restart::InjectorEntry>& entries, const std::string& name) {
+  for (const restart::InjectorEntry& e : entries)
+    if (!e.tag.empty() && e.tag == name) return e.revision;
+  for (const restart::InjectorEntry& e : entries)
+    if (e.tag.empty() && e.revision == name) return name;
+  return {};
+}
+
+// "revision canary through tag prod (webhook istio-revision-tag-prod)".
+std::string serving_text(const NamespaceVerdict& v) {
+  std::string out = "revision " + v.revision;
+  if (!v.tag.empty()) out += " through tag " + v.tag;
+  return out + " (webhook " + v.configuration + ")";
+}
+
+// What happens to new pods, from the route alone.
+std::string effect(const NamespaceVerdict& v) {
+  return v.revision.empty() ? "new pods are not injected"
+                            : "new pods are injected by " + serving_text(v);
+}
+
+// "canary (istio-revision-tag-default), default (istio-sidecar-injector)": each revision the
+// apiserver calls, with the configurations whose entries select the namespace.
+std::string claimants(const std::vector<restart::InjectorEntry>& entries,
+                      const std::vector<std::string>& revisions, const rapidjson::Value* labels) {
+  std::string out;
+  for (const std::string& rev : revisions) {
+    std::vector<std::string> configurations;
+    for (const restart::InjectorEntry& e : entries) {
+      if (e.revision != rev || !e.namespace_selector.matches(labels) ||
+          !e.object_selector.matches(nullptr))
+        continue;
+      if (std::find(configurations.begin(), configurations.end(), e.configuration) ==
+          configurations.end())
+        configurations.push_back(e.configuration);
+    }
+    std::string joined;
+    for (const std::string& c : configurations)
+      joined += (joined.empty() ? "" : " and ") + c;
+    out += (out.empty() ? "" : ", ") + rev + " (" + joined + ")";
+  }
+  return out;
+}
+
+std::string label_text(std::string_view key, const std::string& value) {
+  return std::string(key) + "=" + value;
+}
+
+std::string message_for(const NamespaceVerdict& v,
+                        const std::vector<restart::InjectorEntry>& entries,
+                        const rapidjson::Value* labels) {
+  const std::string rev_label = label_text(kRevLabel, v.requested);
+  const std::string injection = label_text(kInjectionLabel, v.injection_label);
+  switch (v.reason) {
+    case NamespaceReason::kRevisionConflict:
+      return "the injector webhooks of several revisions select this namespace: revisions " +
+             claimants(entries, v.revisions, labels) +
+             "; the apiserver calls each of them for every new pod, so which sidecar a pod "
+             "ends up with depends on the call order";
+    case NamespaceReason::kConflictingInjectionLabels: {
+      std::string m = "the namespace has both " + injection + " and " + rev_label +
+                      ": every revision webhook requires " + std::string(kInjectionLabel) +
+                      " to be absent, so " + std::string(kRevLabel) + " is ignored";
+      if (v.requested_revision.empty()) m += " (it names no known revision or tag anyway)";
+      if (!v.revision.empty()) {
+        m += "; " + effect(v);
+        if (!v.requested_revision.empty())
+          m += v.revision == v.requested_revision
+                   ? ", the revision " + rev_label + " asks for: remove one of the labels"
+                   : ", not by revision " + v.requested_revision + " as " + rev_label + " asks";
+      } else if (v.injection_label != "enabled") {
+        m += "; " + injection +
+             " is not \"enabled\", which turns injection off for the whole namespace: new pods "
+             "are not injected";
+      } else {
+        m += "; no webhook selects " + injection +
+             " (no default revision, no `default` tag): new pods are not injected";
+      }
+      return m;
+    }
+    case NamespaceReason::kUnknownRevision:
+      return rev_label + " names no revision or tag: no MutatingWebhookConfiguration labelled " +
+             rev_label + " or " + label_text("istio.io/tag", v.requested) +
+             " has injector entries, so " + effect(v);
+    case NamespaceReason::kServed:
+      return effect(v);
+    case NamespaceReason::kNotInjected:
+      if (v.has_injection_label && v.injection_label != "enabled")
+        return injection + " turns injection off for this namespace: new pods are not injected";
+      if (!v.requested.empty())
+        return rev_label + " names revision " + v.requested_revision +
+               ", but none of its webhook entries select this namespace (deactivated?): new "
+               "pods are not injected";
+      return "no injector webhook selects this namespace: new pods are not injected";
+  }
+  return {};
+}
+
+bool terminating(const rapidjson::Value& object) {
+  return api::find(object, "/metadata/deletionTimestamp") != nullptr;
+}
+
+std::string key_of(const rapidjson::Value& object) {
+  return api::string_at(object, {"metadata", "namespace"}) + "/" +
+         api::string_at(object, {"metadata", "name"});
+}
+
+void take_items(rapidjson::Document& list, std::vector<rapidjson::Document>& out) {
+  rapidjson::Value* items = api::find_member(list, "items");
+  if (items == nullptr || !items->IsArray()) return;
+  for (rapidjson::Value& item : items->GetArray()) {
+    rapidjson::Document d;
+    d.CopyFrom(item, d.GetAllocator());
+    out.push_back(std::move(d));
+  }
+}
+
+rapidjson::Value string_array(const std::vector<std::string>& values,
+                              rapidjson::Document::AllocatorType& a) {
+  rapidjson::Value out(rapidjson::kArrayType);
+  for (const std::string& s : values)
+    out.PushBack(api::make_string(s, a), a);
+  return out;
+}
+
+}  // namespace
+
+std::string_view reason_name(NamespaceReason r) {
+  switch (r) {
+    case NamespaceReason::kServed:
+      return "Served";
+    case NamespaceReason::kNotInjected:
+      return "NotInjected";
+    case NamespaceReason::kRevisionConflict:
+      return "RevisionConflict";
+    case NamespaceReason::kConflictingInjectionLabels:
+      return "ConflictingInjectionLabels";
+    case NamespaceReason::kUnknownRevision:
+      return "UnknownRevision";
+  }
+  return "Unknown";
+}
+
+bool is_warning(NamespaceReason r) {
+  return r == NamespaceReason::kRevisionConflict ||
+         r == NamespaceReason::kConflictingInjectionLabels ||
+         r == NamespaceReason::kUnknownRevision;
+}
+
+NamespaceVerdict evaluate_namespace(const rapidjson::Value& ns,
+                                    const std::vector<restart::InjectorEntry>& entries) {
+  NamespaceVerdict v;
+  v.name = api::string_at(ns, {"metadata", "name"});
+  const rapidjson::Value* labels = api::find(ns, "/metadata/labels");
+  if (labels != nullptr && !labels->IsObject()) labels = nullptr;
+  bool has_rev = false;
+  if (labels != nullptr) {
+    if (const rapidjson::Value* l = api::find_member(*labels, kRevLabel); l != nullptr) {
+      has_rev = true;
+      v.requested = l->IsString() ? std::string(api::string_view_of(*l)) : std::string();
+    }
+    if (const rapidjson::Value* l = api::find_member(*labels, kInjectionLabel); l != nullptr) {
+      v.has_injection_label = true;
+      v.injection_label = l->IsString() ? std::string(api::string_view_of(*l)) : std::string();
+    }
+  }
+  if (has_rev) v.requested_revision = resolve(entries, v.requested);
+
+  // A pod with no labels of its own: only the namespace-level entries can match.
+  restart::Route r = restart::route(entries, labels, nullptr);
+  v.revisions = r.revisions;
+  if (r.entry != nullptr) v.configuration = r.entry->configuration;
+  if (r.injected() && !r.conflict()) {
+    v.revision = r.revision();
+    v.tag = r.entry->tag;
+  }
+
+  if (r.conflict())
+    v.reason = NamespaceReason::kRevisionConflict;
+  else if (has_rev && v.has_injection_label)
+    v.reason = NamespaceReason::kConflictingInjectionLabels;
+  else if (has_rev && v.requested_revision.empty())
+    v.reason = NamespaceReason::kUnknownRevision;
+  else
+    v.reason = r.injected() ? NamespaceReason::kServed : NamespaceReason::kNotInjected;
+  v.message = message_for(v, entries, labels);
+  return v;
+}
+
+std::string revision_of(const rapidjson::Value& istio_operator) {
+  std::string r = api::string_at(istio_operator, {"spec", "revision"});
+  return r.empty() ? "default" : r;
+}
+
+api::Result<RevisionsReport> evaluate(const RevisionsView& view) {
+  auto entries = restart::injector_entries(view.webhook_configurations);
+  if (!entries) return entries.error();
+  RevisionsReport report;
+
+  // Revisions and their tags, from the webhooks.
+  std::map<std::string, std::set<std::string>> tags;
+  for (const restart::InjectorEntry& e : *entries) {
+    report.revisions[e.revision];
+    if (!e.tag.empty()) tags[e.revision].insert(e.tag);
+  }
+  for (auto& [rev, set] : tags)
+    report.revisions[rev].tags.assign(set.begin(), set.end());
+
+  // Owners: the oldest IstioOperator of each revision.
+  std::map<std::string, std::pair<std::string, std::string>> oldest;  // rev → (created, key)
+  for (const rapidjson::Document& iop : view.istio_operators) {
+    std::string rev = revision_of(iop), key = key_of(iop);
+    report.revisions[rev];
+    std::pair<std::string, std::string> candidate{
+        api::string_at(iop, {"metadata", "creationTimestamp"}), key};
+    auto [it, inserted] = oldest.try_emplace(rev, candidate);
+    if (!inserted && candidate < it->second) it->second = candidate;
+  }
+  for (const rapidjson::Document& iop : view.istio_operators) {
+    std::string rev = revision_of(iop), key = key_of(iop);
+    report.owners[key] = oldest[rev].second == key ? rev : std::string();
+  }
+
+  // Namespaces.
+  for (const rapidjson::Document& ns : view.namespaces)
+    report.namespaces.push_back(evaluate_namespace(ns, *entries));
+  std::sort(report.namespaces.begin(), report.namespaces.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  std::map<std::string, const NamespaceVerdict*> by_name;
+  for (const NamespaceVerdict& v : report.namespaces) {
+    by_name[v.name] = &v;
+    if (!v.revision.empty()) report.revisions[v.revision].namespaces.push_back(v.name);
+    std::set<std::string> concerned;
+    if (v.reason == NamespaceReason::kRevisionConflict)
+      concerned.insert(v.revisions.begin(), v.revisions.end());
+    if (v.reason == NamespaceReason::kConflictingInjectionLabels) {
+      if (!v.revision.empty()) concerned.insert(v.revision);
+      if (!v.requested_revision.empty()) concerned.insert(v.requested_revision);
+    }
+    for (const std::string& rev : concerned)
+      report.revisions[rev].conflicts.push_back(
+          {v.name, std::string(reason_name(v.reason)), v.message});
+  }
+
+  // Pods running the revision that serves their namespace.
+  for (const rapidjson::Document& pod : view.pods) {
+    if (terminating(pod)) continue;
+    auto it = by_name.find(api::string_at(pod, {"metadata", "namespace"}));
+    if (it == by_name.end() || it->second->revision.empty()) continue;
+    restart::PodState state = restart::observe_pod(pod);
+    if (state.injected && state.revision == it->second->revision)
+      ++report.revisions[state.revision].pods;
+  }
+  return report;
+}
+
+rapidjson::Document status_revisions(const RevisionsReport& report, const std::string& key) {
+  rapidjson::Document out(rapidjson::kArrayType);
+  auto& a = out.GetAllocator();
+  auto owner = report.owners.find(key);
+  if (owner == report.owners.end() || owner->second.empty()) return out;
+  const std::string& rev = owner->second;
+  auto usage = report.revisions.find(rev);
+  RevisionUsage empty;
+  const RevisionUsage& u = usage == report.revisions.end() ? empty : usage->second;
+  rapidjson::Value item(rapidjson::kObjectType);
+  item.AddMember("revision", api::make_string(rev, a), a);
+  item.AddMember("tags", string_array(u.tags, a), a);
+  item.AddMember("namespaces", string_array(u.namespaces, a), a);
+  item.AddMember("pods", u.pods, a);
+  rapidjson::Value conflicts(rapidjson::kArrayType);
+  for (const RevisionConflict& c : u.conflicts) {
+    rapidjson::Value o(rapidjson::kObjectType);
+    o.AddMember("namespace", api::make_string(c.ns, a), a);
+    o.AddMember("reason", api::make_string(c.reason, a), a);
+    o.AddMember("message", api::make_string(c.message, a), a);
+    conflicts.PushBack(o, a);
+  }
+  item.AddMember("conflicts", conflicts, a);
+  out.PushBack(item, a);
+  return out;
+}
+
+RevisionsReconciler::RevisionsReconciler(std::shared_ptr<kube::Client> client,
+                                         RevisionsConfig config, metrics::Registry* registry,
+                                         std::shared_ptr<kube::EventRecorder> events)
+    : client_(std::move(client)), config_(std::move(config)), events_(std::move(events)) {
+  if (registry != nullptr)
+    namespaces_gauge_ =
+        &registry->gauge("meshop_namespaces",
+                         "Namespaces whose new pods are injected by each revision.", {"revision"});
+}
+
+kube::Task<api::Result<RevisionsView>> RevisionsReconciler::observe() {
+  RevisionsView view;
+  kube::ListOptions ns_options;
+  ns_options.label_selector = config_.namespace_selector;
+  if (!config_.namespace_filter.empty())
+    ns_options.field_selector = "metadata.name=" + config_.namespace_filter;
+  auto namespaces = co_await client_->list_all(kube::resources::kNamespaces, "", ns_options);
+  if (!namespaces) co_return api::Error{"listing namespaces: " + namespaces.error().message};
+  take_items(namespaces->list, view.namespaces);
+
+  kube::ListOptions mwc_options;
+  mwc_options.label_selector = config_.webhook_selector;
+  auto webhooks =
+      co_await client_->list_all(kube::resources::kMutatingWebhookConfigurations, "", mwc_options);
+  if (!webhooks)
+    co_return api::Error{"listing mutatingwebhookconfigurations: " + webhooks.error().message};
+  rapidjson::Value* items = api::find_member(webhooks->list, "items");
+  if (items != nullptr && items->IsArray())
+    for (rapidjson::Value& item : items->GetArray())
+      view.webhook_configurations.PushBack(
+          rapidjson::Value(item, view.webhook_configurations.GetAllocator()),
+          view.webhook_configurations.GetAllocator());
+
+  auto iop_type = co_await client_->discover("install.istio.io/v1alpha1", "IstioOperator");
+  if (iop_type) {
+    auto iops = co_await client_->list_all(*iop_type, config_.operator_namespace);
+    if (!iops) co_return api::Error{"listing istiooperators: " + iops.error().message};
+    take_items(iops->list, view.istio_operators);
+  }  // no CRD: no IstioOperators to report on
+
+  // Pods: metadata only (the status annotation is all that is read). Per namespace when the
+  // namespaces are a chosen few; one cluster-wide list otherwise.
+  kube::ListOptions pod_options;
+  pod_options.metadata_only = true;
+  std::vector<std::string> pod_namespaces;
+  if (!config_.namespace_filter.empty() || !config_.namespace_selector.empty()) {
+    for (const rapidjson::Document& ns : view.namespaces)
+      pod_namespaces.push_back(api::string_at(ns, {"metadata", "name"}));
+  } else {
+    pod_namespaces.push_back("");
+  }
+  for (const std::string& ns : pod_namespaces) {
+    auto pods = co_await client_->list_all(kube::resources::kPods, ns, pod_options);
+    if (!pods) co_return api::Error{"listing pods: " + pods.error().message};
+    take_items(pods->list, view.pods);
+  }
+  co_return view;
+}
+
+kube::Task<api::Result<RevisionsReport>> RevisionsReconciler::pass() {
+  auto view = co_await observe();
+  if (!view) co_return view.error();
+  auto report = evaluate(*view);
+  if (!report) co_return report.error();
+
+  record_events(*report, *view);
+  auto status = co_await write_status(*report, *view);
+  if (!status) co_return status.error();
+
+  if (namespaces_gauge_ != nullptr) {
+    std::map<std::string, int> counts;
+    for (const std::string& rev : gauge_revisions_)
+      counts[rev] = 0;  // a revision that served before and serves nothing now reads 0
+    for (const NamespaceVerdict& v : report->namespaces)
+      if (!v.revision.empty()) ++counts[v.revision];
+    for (const auto& [rev, n] : counts) {
+      namespaces_gauge_->with({rev}).set(n);
+      gauge_revisions_.insert(rev);
+    }
+  }
+  co_return std::move(*report);
+}
+
+void RevisionsReconciler::record_events(const RevisionsReport& report, const RevisionsView& view) {
+  std::map<std::string, const rapidjson::Value*> objects;
+  for (const rapidjson::Document& ns : view.namespaces)
+    objects[api::string_at(ns, {"metadata", "name"})] = &ns;
+  for (auto it = last_state_.begin(); it != last_state_.end();)
+    it = objects.count(it->first) ? std::next(it) : last_state_.erase(it);  // namespace gone
+
+  for (const NamespaceVerdict& v : report.namespaces) {
+    std::string state =
+        is_warning(v.reason) ? std::string(reason_name(v.reason)) + ": " + v.message : "";
+    std::string& last = last_state_[v.name];
+    if (last == state) continue;
+    last = state;
+    if (state.empty()) {
+      log::info(
+          "namespace injection problem resolved",
+          {{"controller", "revisions"}, {"object", v.name}, {"reason", reason_name(v.reason)}});
+      continue;
+    }
+    log::warn("namespace injection problem", {{"controller", "revisions"},
+                                              {"object", v.name},
+                                              {"reason", reason_name(v.reason)},
+                                              {"detail", v.message}});
+    if (!events_) continue;
+    const rapidjson::Value& ns = *objects[v.name];
+    kube::ObjectReference ref;
+    ref.api_version = "v1";
+    ref.kind = "Namespace";
+    ref.name = v.name;
+    ref.uid = api::string_at(ns, {"metadata", "uid"});
+    ref.resource_version = api::string_at(ns, {"metadata", "resourceVersion"});
+    events_->record(ref, kube::EventType::kWarning, std::string(reason_name(v.reason)),
+                    "EvaluateInjection", v.message);
+  }
+}
+
+kube::Task<api::Status> RevisionsReconciler::write_status(const RevisionsReport& report,
+                                                          const RevisionsView& view) {
+  if (view.istio_operators.empty()) co_return api::ok_status();
+  auto iop_type = co_await client_->discover("install.istio.io/v1alpha1", "IstioOperator");
+  if (!iop_type) co_return api::Error{"discovering IstioOperator: " + iop_type.error().message};
+  for (const rapidjson::Document& iop : view.istio_operators) {
+    std::string key = key_of(iop);
+    rapidjson::Document desired = status_revisions(report, key);
+    const rapidjson::Value* current = api::find(iop, "/status/revisions");
+    if (current != nullptr && api::json_equal(*current, desired)) continue;
+    rapidjson::Document patch(rapidjson::kObjectType);
+    auto& a = patch.GetAllocator();
+    rapidjson::Value status(rapidjson::kObjectType);
+    status.AddMember("revisions", rapidjson::Value(desired, a), a);
+    patch.AddMember("status", status, a);
+    kube::PatchOptions options;
+    options.subresource = "status";
+    std::string ns = api::string_at(iop, {"metadata", "namespace"});
+    std::string name = api::string_at(iop, {"metadata", "name"});
+    auto r = co_await client_->patch(*iop_type, ns, name, kube::PatchType::kMerge,
+                                     api::to_json(patch), options);
+    if (!r && !r.error().is(kube::ErrorKind::kNotFound))
+      co_return api::Error{"istiooperator " + key + ": status.revisions: " + r.error().message};
+  }
+  co_return api::ok_status();
+}
+
+kube::Task<runtime::Action> RevisionsReconciler::reconcile(const std::string& /*key*/) {
+  auto report = co_await pass();
+  if (!report) co_return runtime::Action::error(report.message());
+  co_return runtime::Action::requeue_after(std::chrono::minutes(5));
+}
+
+}  // namespace meshop::reconcilers

@@ -1,0 +1,450 @@
+// The install reconciler against the real local control plane (kwok makes pods Ready, so
+// istiod Deployments become available): install with owner labels and HEALTHY status, drift
+// repair, pruning, invalid specs, revision conflicts, the pause annotation and uninstall.
+//
+// Each test uses its own namespace (spec.namespace and values.global.istioNamespace point
+// there) and its own revision, so the cluster-scoped objects (ClusterRoles named after revision
+// and namespace) do not collide with other tests. The CRD is applied from crd/ if missing.
+#include <chrono>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <gtest/gtest.h>
+
+#include "api/json.hpp"
+#include "api/yaml.hpp"
+#include "operator/kube/client.hpp"
+#include "operator/kube/events.hpp"
+#include "reconcilers/install.hpp"
+
+namespace meshop::reconcilers {
+namespace {
+
+namespace net = boost::asio;
+using namespace std::chrono_literals;
+
+class InstallE2e : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto cfg = kube::load_default_config();
+    ASSERT_TRUE(cfg) << cfg.error().message;
+    auto c = kube::Client::create(io_.get_executor(), *cfg);
+    ASSERT_TRUE(c) << c.error().message;
+    client_ = *c;
+    ensure_crd();
+    suffix_ = std::to_string(getpid()) + "-" + std::to_string(counter_++);
+    ns_ = "install-e2e-" + suffix_;
+    revision_ = "inst-" + suffix_;
+    auto r = run(client_->create(
+        kube::resources::kNamespaces, "",
+        parse(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns_ + R"("}})")));
+    ASSERT_TRUE(r) << r.error().message;
+  }
+
+  void TearDown() override {
+    // Finalizers off first, or the namespace would wait for a reconciler that is not running.
+    auto iops = run(client_->list(istio_operator_resource(), ns_));
+    if (iops)
+      for (const auto& item : iops->list["items"].GetArray()) {
+        std::string name = api::string_at(item, {"metadata", "name"});
+        (void)run(client_->patch(istio_operator_resource(), ns_, name, kube::PatchType::kMerge,
+                                 R"({"metadata":{"finalizers":null}})"));
+        (void)run(client_->remove(istio_operator_resource(), ns_, name));
+      }
+    // Cluster-scoped objects the installs created (their names carry the test namespace).
+    for (const auto* type :
+         {&kube::resources::kClusterRoles, &kube::resources::kClusterRoleBindings,
+          &kube::resources::kMutatingWebhookConfigurations}) {
+      kube::ListOptions o;
+      o.label_selector = std::string(kOwningResourceNamespaceLabel) + "=" + ns_;
+      auto listed = run(client_->list(*type, "", o));
+      if (!listed) continue;
+      for (const auto& item : listed->list["items"].GetArray())
+        (void)run(client_->remove(*type, "", api::string_at(item, {"metadata", "name"})));
+    }
+    for (const std::string& extra : extra_namespaces_)
+      (void)run(client_->remove(kube::resources::kNamespaces, "", extra));
+    (void)run(client_->remove(kube::resources::kNamespaces, "", ns_));
+  }
+
+  static rapidjson::Document parse(const std::string& s) {
+    rapidjson::Document d;
+    d.Parse(s.c_str());
+    EXPECT_FALSE(d.HasParseError()) << s;
+    return d;
+  }
+
+  // Runs one coroutine to completion on the test's io_context (see CertificatesE2e).
+  template <class T>
+  T run(kube::Task<T> task) {
+    std::optional<T> out;
+    std::exception_ptr error;
+    auto body = [](kube::Task<T> t, std::optional<T>* o) -> kube::Task<void> {
+      T value = co_await std::move(t);
+      o->emplace(std::move(value));
+    };
+    net::co_spawn(io_, body(std::move(task), &out), [&](std::exception_ptr e) { error = e; });
+    io_.restart();
+    io_.run();
+    if (error) std::rethrow_exception(error);
+    return std::move(*out);
+  }
+
+  void ensure_crd() {
+    auto crd = run(client_->get(kube::resources::kCustomResourceDefinitions, "",
+                                "istiooperators.install.istio.io"));
+    if (crd) return;
+    ASSERT_TRUE(crd.error().is(kube::ErrorKind::kNotFound)) << crd.error().message;
+    std::ifstream in(std::string(MESHOP_SOURCE_DIR) + "/crd/istiooperator.yaml");
+    std::stringstream text;
+    text << in.rdbuf();
+    auto doc = api::yaml_to_json(text.str());
+    ASSERT_TRUE(doc) << doc.message();
+    auto created = run(client_->create(kube::resources::kCustomResourceDefinitions, "", *doc));
+    ASSERT_TRUE(created || created.error().is(kube::ErrorKind::kAlreadyExists))
+        << created.error().message;
+    for (int i = 0; i < 100; ++i) {
+      if (run(client_->list(istio_operator_resource(), "")).ok()) return;
+      std::this_thread::sleep_for(100ms);
+    }
+    FAIL() << "IstioOperator CRD not served";
+  }
+
+  // An IstioOperator of profile minimal in the test namespace; `spec_extra` holds more spec
+  // members (JSON, starting with a comma) and `metadata_extra` more metadata members.
+  void create_iop(const std::string& name, const std::string& spec_extra = "",
+                  const std::string& metadata_extra = "", std::string revision = "") {
+    if (revision.empty()) revision = revision_;
+    std::string body = R"({"apiVersion":"install.istio.io/v1alpha1","kind":"IstioOperator",
+      "metadata":{"name":")" +
+                       name + R"(","namespace":")" + ns_ + "\"" + metadata_extra + R"(},
+      "spec":{"profile":"minimal","revision":")" +
+                       revision + R"(","namespace":")" + ns_ +
+                       R"(","values":{"global":{"istioNamespace":")" + ns_ + R"("}})" + spec_extra +
+                       "}}";
+    auto r = run(client_->create(istio_operator_resource(), ns_, parse(body)));
+    ASSERT_TRUE(r) << r.error().message;
+  }
+
+  std::string key(const std::string& name) const { return ns_ + "/" + name; }
+  std::string istiod() const { return "istiod-" + revision_; }
+  std::string pilot_cluster_role() const { return "istiod-clusterrole-" + revision_ + "-" + ns_; }
+  std::string reader_cluster_role() const { return "istio-reader-clusterrole-" + ns_; }
+
+  // Reconciles until the outcome's state is `state` (up to ~60 s); the last outcome.
+  InstallOutcome reconcile_until(InstallReconciler& r, const std::string& name,
+                                 InstallState state) {
+    InstallOutcome last;
+    for (int i = 0; i < 120; ++i) {
+      auto outcome = run(r.reconcile_once(key(name)));
+      EXPECT_TRUE(outcome) << outcome.message();
+      if (!outcome) return last;
+      last = *outcome;
+      if (last.state == state) return last;
+      std::this_thread::sleep_for(500ms);
+    }
+    ADD_FAILURE() << "state " << to_string(state) << " not reached; last: " << to_string(last.state)
+                  << " " << last.message;
+    return last;
+  }
+
+  kube::Result<rapidjson::Document> get(const kube::ResourceType& type, const std::string& ns,
+                                        const std::string& name) {
+    return run(client_->get(type, ns, name));
+  }
+  rapidjson::Document get_iop(const std::string& name) {
+    auto r = get(istio_operator_resource(), ns_, name);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? std::move(*r) : rapidjson::Document();
+  }
+
+  net::io_context io_;
+  std::shared_ptr<kube::Client> client_;
+  std::string suffix_, ns_, revision_;
+  std::vector<std::string> extra_namespaces_;  // deleted in TearDown
+  static inline int counter_ = 0;
+};
+
+TEST_F(InstallE2e, InstallsLabelledObjectsAndBecomesHealthy) {
+  create_iop("iop");
+  InstallReconciler r(client_);
+  auto outcome = reconcile_until(r, "iop", InstallState::kHealthy);
+  EXPECT_EQ(outcome.kind, InstallOutcome::Kind::kApplied);
+  EXPECT_GT(outcome.applied, 5);
+
+  auto deployment = get(kube::resources::kDeployments, ns_, istiod());
+  ASSERT_TRUE(deployment) << deployment.error().message;
+  EXPECT_EQ(owner_key(*deployment), key("iop"));
+  const auto& labels = (*deployment)["metadata"]["labels"];
+  EXPECT_EQ(api::string_at(labels, {"app.kubernetes.io/managed-by"}), "meshop");
+  EXPECT_EQ(api::string_at(labels, {"operator.istio.io/component"}), "Pilot");
+  auto cluster_role = get(kube::resources::kClusterRoles, "", pilot_cluster_role());
+  ASSERT_TRUE(cluster_role) << cluster_role.error().message;
+  EXPECT_EQ(owner_key(*cluster_role), key("iop"));
+  // MutatingWebhookConfigurations are the webhooks reconciler's.
+  auto mwc = get(kube::resources::kMutatingWebhookConfigurations, "",
+                 "istio-sidecar-injector-" + revision_ + "-" + ns_);
+  EXPECT_FALSE(mwc);
+
+  auto iop = get_iop("iop");
+  EXPECT_EQ(api::string_at(iop, {"status", "status"}), "HEALTHY");
+  EXPECT_EQ(api::string_at(iop, {"status", "componentStatus", "Pilot", "status"}), "HEALTHY");
+  EXPECT_EQ(api::string_at(iop, {"status", "componentStatus", "Base", "status"}), "HEALTHY");
+  EXPECT_EQ(iop["status"]["observedGeneration"].GetInt64(),
+            iop["metadata"]["generation"].GetInt64());
+  ASSERT_TRUE(iop["metadata"].HasMember("finalizers"));
+  EXPECT_EQ(api::string_view_of(iop["metadata"]["finalizers"][0]), "meshop.io/uninstall");
+  bool ready = false;
+  for (const auto& c : iop["status"]["conditions"].GetArray())
+    ready = ready ||
+            (api::string_at(c, {"type"}) == "Ready" && api::string_at(c, {"status"}) == "True");
+  EXPECT_TRUE(ready);
+
+  // Level-triggered: another pass writes no status (resourceVersion unchanged).
+  std::string rv = api::string_at(iop, {"metadata", "resourceVersion"});
+  auto again = run(r.reconcile_once(key("iop")));
+  ASSERT_TRUE(again) << again.message();
+  EXPECT_EQ(again->state, InstallState::kHealthy);
+  EXPECT_EQ(again->pruned, 0);
+  EXPECT_EQ(api::string_at(get_iop("iop"), {"metadata", "resourceVersion"}), rv);
+}
+
+TEST_F(InstallE2e, MissingTargetNamespaceIsCreatedLabelledAndKeptOnUninstall) {
+  // The control plane goes to a namespace that does not exist yet.
+  std::string control = ns_ + "-ctl";
+  extra_namespaces_.push_back(control);
+  std::string body = R"({"apiVersion":"install.istio.io/v1alpha1","kind":"IstioOperator",
+    "metadata":{"name":"iop","namespace":")" +
+                     ns_ + R"("},
+    "spec":{"profile":"minimal","revision":")" +
+                     revision_ + R"(","namespace":")" + control +
+                     R"(","values":{"global":{"istioNamespace":")" + control + R"("}}}})";
+  auto created = run(client_->create(istio_operator_resource(), ns_, parse(body)));
+  ASSERT_TRUE(created) << created.error().message;
+  InstallReconciler r(client_);
+  auto first = run(r.reconcile_once(key("iop")));
+  ASSERT_TRUE(first) << first.message();
+  EXPECT_EQ(first->created_namespaces, std::vector<std::string>{control});
+  auto outcome = reconcile_until(r, "iop", InstallState::kHealthy);
+  EXPECT_TRUE(outcome.created_namespaces.empty());  // exists now
+  auto ns = get(kube::resources::kNamespaces, "", control);
+  ASSERT_TRUE(ns) << ns.error().message;
+  EXPECT_EQ(owner_key(*ns), key("iop"));
+  EXPECT_TRUE(get(kube::resources::kDeployments, control, istiod()).ok());
+
+  ASSERT_TRUE(run(client_->remove(istio_operator_resource(), ns_, "iop")));
+  auto uninstalled = run(r.reconcile_once(key("iop")));
+  ASSERT_TRUE(uninstalled) << uninstalled.message();
+  EXPECT_EQ(uninstalled->kind, InstallOutcome::Kind::kUninstalled);
+  EXPECT_FALSE(get(kube::resources::kDeployments, control, istiod()).ok());
+  auto kept = get(kube::resources::kNamespaces, "", control);
+  ASSERT_TRUE(kept) << kept.error().message;
+  EXPECT_TRUE(api::string_at(*kept, {"metadata", "deletionTimestamp"}).empty());
+}
+
+TEST_F(InstallE2e, DeletedDeploymentIsRecreatedAndEditedFieldRestored) {
+  create_iop("iop");
+  InstallReconciler r(client_);
+  reconcile_until(r, "iop", InstallState::kHealthy);
+  auto cm = get(kube::resources::kConfigMaps, ns_, "istio-" + revision_);
+  ASSERT_TRUE(cm) << cm.error().message;
+  std::string mesh = api::string_at(*cm, {"data", "mesh"});
+  ASSERT_FALSE(mesh.empty());
+
+  auto removed = run(client_->remove(kube::resources::kDeployments, ns_, istiod()));
+  ASSERT_TRUE(removed) << removed.error().message;
+  for (int i = 0; i < 100 && get(kube::resources::kDeployments, ns_, istiod()).ok(); ++i)
+    std::this_thread::sleep_for(100ms);
+  ASSERT_FALSE(get(kube::resources::kDeployments, ns_, istiod()).ok());
+  kube::PatchOptions by_hand;
+  by_hand.field_manager = "kubectl-edit";
+  auto edited =
+      run(client_->patch(kube::resources::kConfigMaps, ns_, "istio-" + revision_,
+                         kube::PatchType::kMerge, R"({"data":{"mesh":"edited: true"}})", by_hand));
+  ASSERT_TRUE(edited) << edited.error().message;
+
+  auto outcome = run(r.reconcile_once(key("iop")));
+  ASSERT_TRUE(outcome) << outcome.message();
+  EXPECT_TRUE(get(kube::resources::kDeployments, ns_, istiod()).ok());
+  auto restored = get(kube::resources::kConfigMaps, ns_, "istio-" + revision_);
+  ASSERT_TRUE(restored);
+  EXPECT_EQ(api::string_at(*restored, {"data", "mesh"}), mesh);
+  reconcile_until(r, "iop", InstallState::kHealthy);
+}
+
+TEST_F(InstallE2e, ObjectsNoLongerRenderedArePruned) {
+  create_iop("iop");
+  InstallReconciler r(client_);
+  reconcile_until(r, "iop", InstallState::kHealthy);
+  ASSERT_TRUE(get(kube::resources::kClusterRoles, "", reader_cluster_role()).ok());
+  ASSERT_TRUE(get(kube::resources::kServiceAccounts, ns_, "istio-reader-service-account").ok());
+
+  auto patched = run(client_->patch(istio_operator_resource(), ns_, "iop", kube::PatchType::kMerge,
+                                    R"({"spec":{"components":{"base":{"enabled":false}}}})"));
+  ASSERT_TRUE(patched) << patched.error().message;
+  auto outcome = run(r.reconcile_once(key("iop")));
+  ASSERT_TRUE(outcome) << outcome.message();
+  EXPECT_GE(outcome->pruned, 3);  // the reader ServiceAccount, ClusterRole, ClusterRoleBinding
+  EXPECT_FALSE(get(kube::resources::kClusterRoles, "", reader_cluster_role()).ok());
+  EXPECT_FALSE(get(kube::resources::kClusterRoleBindings, "", reader_cluster_role()).ok());
+  EXPECT_FALSE(get(kube::resources::kServiceAccounts, ns_, "istio-reader-service-account").ok());
+  // What is still rendered stays.
+  EXPECT_TRUE(get(kube::resources::kDeployments, ns_, istiod()).ok());
+  EXPECT_TRUE(get(kube::resources::kClusterRoles, "", pilot_cluster_role()).ok());
+  auto iop = get_iop("iop");
+  EXPECT_FALSE(iop["status"]["componentStatus"].HasMember("Base"));
+}
+
+TEST_F(InstallE2e, InvalidSpecIsErrorWithFieldPathsAndOthersUnaffected) {
+  // Both pass the CRD's schema (tag and values keep unknown fields); meshop's validation
+  // rejects them.
+  create_iop("bad", R"(,"tag":{"not":"a tag"},"meshConfig":{})", "", revision_);
+  auto patched = run(client_->patch(istio_operator_resource(), ns_, "bad", kube::PatchType::kMerge,
+                                    R"({"spec":{"values":{"pilot":{"tolerations":"x"}}}})"));
+  ASSERT_TRUE(patched) << patched.error().message;
+  create_iop("good", "", "", revision_ + "-b");
+
+  auto events = kube::EventRecorder::create(client_);
+  InstallReconciler r(client_, {}, nullptr, events);
+  auto bad = run(r.reconcile_once(key("bad")));
+  ASSERT_TRUE(bad) << bad.message();
+  EXPECT_EQ(bad->kind, InstallOutcome::Kind::kInvalid);
+  EXPECT_EQ(bad->applied, 0);
+  auto iop = get_iop("bad");
+  EXPECT_EQ(api::string_at(iop, {"status", "status"}), "ERROR");
+  std::string message = api::string_at(iop, {"status", "message"});
+  EXPECT_NE(message.find("spec.tag"), std::string::npos) << message;
+  EXPECT_NE(message.find("spec.values.pilot.tolerations"), std::string::npos) << message;
+  EXPECT_FALSE(get(kube::resources::kDeployments, ns_, istiod()).ok());
+
+  auto action = run(r.reconcile(key("bad")));
+  EXPECT_EQ(action.kind, runtime::Action::Kind::kTerminalError);
+
+  run([](std::shared_ptr<kube::EventRecorder> e) -> kube::Task<int> {
+    co_await e->flush();
+    co_return 0;
+  }(events));
+  auto listed = run(client_->list(kube::resources::kEvents, ns_));
+  ASSERT_TRUE(listed) << listed.error().message;
+  bool warned = false;
+  for (const auto& e : listed->list["items"].GetArray())
+    warned = warned || (api::string_at(e, {"reason"}) == "InvalidSpec" &&
+                        api::string_at(e, {"type"}) == "Warning" &&
+                        api::string_at(e, {"regarding", "name"}) == "bad");
+  EXPECT_TRUE(warned);
+
+  auto good = run(r.reconcile_once(key("good")));
+  ASSERT_TRUE(good) << good.message();
+  EXPECT_EQ(good->kind, InstallOutcome::Kind::kApplied);
+  EXPECT_TRUE(get(kube::resources::kDeployments, ns_, "istiod-" + revision_ + "-b").ok());
+}
+
+TEST_F(InstallE2e, ApplyRejectedByTheApiserverIsErrorNamingTheObject) {
+  // Valid for meshop (resources is free-form) but not a Kubernetes quantity.
+  create_iop("iop", R"(,"components":{"pilot":{"k8s":{"resources":{"requests":{"cpu":"lots"}}}}})");
+  InstallReconciler r(client_);
+  auto outcome = run(r.reconcile_once(key("iop")));
+  ASSERT_TRUE(outcome) << outcome.message();
+  EXPECT_EQ(outcome->kind, InstallOutcome::Kind::kApplyFailed);
+  EXPECT_GT(outcome->applied, 0);  // the other objects went in
+  auto iop = get_iop("iop");
+  EXPECT_EQ(api::string_at(iop, {"status", "status"}), "ERROR");
+  std::string message = api::string_at(iop, {"status", "message"});
+  EXPECT_NE(message.find(istiod()), std::string::npos) << message;
+  EXPECT_EQ(api::string_at(iop, {"status", "componentStatus", "Pilot", "status"}), "ERROR");
+  EXPECT_EQ(api::string_at(iop, {"status", "componentStatus", "Base", "status"}), "HEALTHY");
+  EXPECT_TRUE(get(kube::resources::kConfigMaps, ns_, "istio-" + revision_).ok());
+  EXPECT_EQ(run(r.reconcile(key("iop"))).kind, runtime::Action::Kind::kError);
+
+  // Fixed spec: installs.
+  auto fixed =
+      run(client_->patch(istio_operator_resource(), ns_, "iop", kube::PatchType::kMerge,
+                         R"({"spec":{"components":{"pilot":{"k8s":{"resources":null}}}}})"));
+  ASSERT_TRUE(fixed) << fixed.error().message;
+  reconcile_until(r, "iop", InstallState::kHealthy);
+}
+
+TEST_F(InstallE2e, SecondOperatorOfARevisionIsErrorNamingTheOwner) {
+  create_iop("first");
+  std::this_thread::sleep_for(1100ms);  // creationTimestamp has one-second resolution
+  create_iop("second");
+  InstallReconciler r(client_);
+  auto second = run(r.reconcile_once(key("second")));
+  ASSERT_TRUE(second) << second.message();
+  EXPECT_EQ(second->kind, InstallOutcome::Kind::kConflict);
+  EXPECT_EQ(api::string_at(get_iop("second"), {"status", "status"}), "ERROR");
+  EXPECT_NE(api::string_at(get_iop("second"), {"status", "message"}).find(key("first")),
+            std::string::npos);
+  EXPECT_FALSE(get(kube::resources::kDeployments, ns_, istiod()).ok());
+  auto first = run(r.reconcile_once(key("first")));
+  ASSERT_TRUE(first) << first.message();
+  EXPECT_EQ(first->kind, InstallOutcome::Kind::kApplied);
+}
+
+TEST_F(InstallE2e, IgnoreReconcileAnnotationPausesEverything) {
+  create_iop("paused", "", R"(,"annotations":{"install.istio.io/ignoreReconcile":"true"})");
+  InstallReconciler r(client_);
+  auto outcome = run(r.reconcile_once(key("paused")));
+  ASSERT_TRUE(outcome) << outcome.message();
+  EXPECT_EQ(outcome->kind, InstallOutcome::Kind::kIgnored);
+  auto iop = get_iop("paused");
+  EXPECT_FALSE(iop["metadata"].HasMember("finalizers"));
+  EXPECT_FALSE(iop.HasMember("status"));
+  EXPECT_FALSE(get(kube::resources::kDeployments, ns_, istiod()).ok());
+
+  // Un-paused it installs; paused again, a deleted object stays deleted.
+  auto set = [&](const char* value) {
+    std::string body =
+        std::string(R"({"metadata":{"annotations":{"install.istio.io/ignoreReconcile":)") + value +
+        "}}}";
+    auto p = run(
+        client_->patch(istio_operator_resource(), ns_, "paused", kube::PatchType::kMerge, body));
+    ASSERT_TRUE(p) << p.error().message;
+  };
+  set("null");
+  auto installed = run(r.reconcile_once(key("paused")));
+  ASSERT_TRUE(installed) << installed.message();
+  EXPECT_EQ(installed->kind, InstallOutcome::Kind::kApplied);
+  set(R"("true")");
+  ASSERT_TRUE(run(client_->remove(kube::resources::kConfigMaps, ns_, "istio-" + revision_)));
+  auto paused = run(r.reconcile_once(key("paused")));
+  ASSERT_TRUE(paused) << paused.message();
+  EXPECT_EQ(paused->kind, InstallOutcome::Kind::kIgnored);
+  EXPECT_FALSE(get(kube::resources::kConfigMaps, ns_, "istio-" + revision_).ok());
+}
+
+TEST_F(InstallE2e, DeletingTheOperatorUninstallsAndReleasesTheFinalizer) {
+  create_iop("iop");
+  InstallReconciler r(client_);
+  reconcile_until(r, "iop", InstallState::kHealthy);
+  ASSERT_TRUE(run(client_->remove(istio_operator_resource(), ns_, "iop")));
+  EXPECT_TRUE(get(istio_operator_resource(), ns_, "iop").ok());  // held by the finalizer
+
+  auto outcome = run(r.reconcile_once(key("iop")));
+  ASSERT_TRUE(outcome) << outcome.message();
+  EXPECT_EQ(outcome->kind, InstallOutcome::Kind::kUninstalled);
+  EXPECT_GT(outcome->pruned, 5);
+  auto gone = get(istio_operator_resource(), ns_, "iop");
+  ASSERT_FALSE(gone);
+  EXPECT_TRUE(gone.error().is(kube::ErrorKind::kNotFound));
+  for (const auto& [api_version, kind] : prunable_kinds()) {
+    auto type = run(client_->discover(api_version, kind));
+    ASSERT_TRUE(type) << type.error().message;
+    kube::ListOptions o;
+    o.label_selector = owner_selector("iop", ns_);
+    auto listed = run(client_->list(*type, "", o));
+    ASSERT_TRUE(listed) << listed.error().message;
+    EXPECT_EQ(listed->list["items"].Size(), 0u) << kind;
+  }
+  // The namespace was not meshop's to delete.
+  EXPECT_TRUE(get(kube::resources::kNamespaces, "", ns_).ok());
+}
+
+}  // namespace
+}  // namespace meshop::reconcilers

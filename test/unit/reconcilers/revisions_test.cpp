@@ -1,0 +1,341 @@
+// The revisions reconciler's pure part: namespace verdicts over webhook configurations as
+// meshop renders them (manifest::render_istio_operator, tags from generate_tag_webhook,
+// deactivation as `tag set default` does it), and the status.revisions it builds.
+#include "reconcilers/revisions.hpp"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "api/json.hpp"
+#include "operator/manifest/render.hpp"
+#include "operator/manifest/tag.hpp"
+
+namespace meshop::reconcilers {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+rapidjson::Document parse(const std::string& text) {
+  auto d = api::parse_json(text);
+  EXPECT_TRUE(d.ok()) << d.message() << "\n" << text;
+  return std::move(*d);
+}
+
+std::string iop_json(const std::string& ns, const std::string& name, const std::string& revision,
+                     const std::string& created = "2026-01-01T00:00:00Z") {
+  return R"({"apiVersion":"install.istio.io/v1alpha1","kind":"IstioOperator","metadata":{"name":")" +
+         name + R"(","namespace":")" + ns + R"(","creationTimestamp":")" + created +
+         R"("},"spec":{"revision":")" + revision + R"("}})";
+}
+
+// The MutatingWebhookConfiguration meshop renders for an IstioOperator of `revision`.
+rapidjson::Document rendered_webhook(const std::string& revision) {
+  rapidjson::Document iop = parse(iop_json("istio-system", "iop", revision));
+  auto rendered = manifest::render_istio_operator(iop);
+  EXPECT_TRUE(rendered.ok()) << rendered.message();
+  rapidjson::Document out;
+  if (!rendered.ok()) return out;
+  for (const manifest::RenderedObject& o : rendered->objects)
+    if (api::string_at(o.object, {"kind"}) == "MutatingWebhookConfiguration")
+      out.CopyFrom(o.object, out.GetAllocator());
+  EXPECT_TRUE(out.IsObject()) << "no webhook configuration rendered for " << revision;
+  return out;
+}
+
+rapidjson::Document tag_webhook(const rapidjson::Value& revision_webhook, const std::string& tag,
+                                const std::string& revision) {
+  auto t = manifest::generate_tag_webhook(revision_webhook, tag, revision);
+  EXPECT_TRUE(t.ok()) << t.message();
+  return t.ok() ? std::move(*t) : rapidjson::Document();
+}
+
+std::string ns_json(const std::string& name, const std::string& labels) {
+  return R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + name + R"(","labels":)" +
+         labels + "}}";
+}
+
+class Revisions : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    default_ = rendered_webhook("");
+    canary_ = rendered_webhook("canary");
+  }
+
+  // Verdict for a namespace with `labels` over `configs`.
+  NamespaceVerdict verdict(const std::vector<const rapidjson::Value*>& configs,
+                           const std::string& labels) {
+    rapidjson::Document list(rapidjson::kArrayType);
+    for (const rapidjson::Value* c : configs)
+      list.PushBack(rapidjson::Value(*c, list.GetAllocator()), list.GetAllocator());
+    auto entries = restart::injector_entries(list);
+    EXPECT_TRUE(entries.ok()) << entries.message();
+    return evaluate_namespace(parse(ns_json("team", labels)), *entries);
+  }
+
+  void add_configs(RevisionsView& view, const std::vector<const rapidjson::Value*>& configs) {
+    auto& a = view.webhook_configurations.GetAllocator();
+    for (const rapidjson::Value* c : configs)
+      view.webhook_configurations.PushBack(rapidjson::Value(*c, a), a);
+  }
+
+  rapidjson::Document default_, canary_;
+};
+
+TEST_F(Revisions, DefaultRevisionServesIstioInjectionEnabled) {
+  NamespaceVerdict v = verdict({&default_, &canary_}, R"({"istio-injection":"enabled"})");
+  EXPECT_EQ(v.reason, NamespaceReason::kServed);
+  EXPECT_EQ(v.revision, "default");
+  EXPECT_EQ(v.tag, "");
+  EXPECT_EQ(v.configuration, "istio-sidecar-injector");
+  EXPECT_FALSE(is_warning(v.reason));
+}
+
+TEST_F(Revisions, UnlabelledNamespaceIsNotInjected) {
+  NamespaceVerdict v = verdict({&default_, &canary_}, "{}");
+  EXPECT_EQ(v.reason, NamespaceReason::kNotInjected);
+  EXPECT_EQ(v.revision, "");
+  EXPECT_TRUE(v.revisions.empty());
+}
+
+TEST_F(Revisions, IstioInjectionDisabledIsNotInjectedWithoutWarning) {
+  NamespaceVerdict v = verdict({&default_, &canary_}, R"({"istio-injection":"disabled"})");
+  EXPECT_EQ(v.reason, NamespaceReason::kNotInjected);
+  EXPECT_NE(v.message.find("istio-injection=disabled"), std::string::npos) << v.message;
+}
+
+TEST_F(Revisions, CanaryServesItsRevisionLabel) {
+  NamespaceVerdict v = verdict({&default_, &canary_}, R"({"istio.io/rev":"canary"})");
+  EXPECT_EQ(v.reason, NamespaceReason::kServed);
+  EXPECT_EQ(v.revision, "canary");
+  EXPECT_EQ(v.configuration, "istio-sidecar-injector-canary");
+  EXPECT_EQ(v.requested_revision, "canary");
+}
+
+TEST_F(Revisions, RevLabelDefaultIsServedByTheDefaultRevision) {
+  NamespaceVerdict v = verdict({&default_, &canary_}, R"({"istio.io/rev":"default"})");
+  EXPECT_EQ(v.reason, NamespaceReason::kServed);
+  EXPECT_EQ(v.revision, "default");
+}
+
+TEST_F(Revisions, TagServesThroughTheRevisionItPointsAt) {
+  rapidjson::Document prod = tag_webhook(canary_, "prod", "canary");
+  NamespaceVerdict v = verdict({&default_, &canary_, &prod}, R"({"istio.io/rev":"prod"})");
+  EXPECT_EQ(v.reason, NamespaceReason::kServed);
+  EXPECT_EQ(v.revision, "canary");
+  EXPECT_EQ(v.tag, "prod");
+  EXPECT_EQ(v.configuration, "istio-revision-tag-prod");
+  EXPECT_EQ(v.requested_revision, "canary");
+  EXPECT_NE(v.message.find("through tag prod"), std::string::npos) << v.message;
+}
+
+TEST_F(Revisions, DefaultTagWithoutDeactivationIsARevisionConflict) {
+  rapidjson::Document tag = tag_webhook(canary_, "default", "canary");
+  NamespaceVerdict v = verdict({&default_, &canary_, &tag}, R"({"istio-injection":"enabled"})");
+  EXPECT_EQ(v.reason, NamespaceReason::kRevisionConflict);
+  EXPECT_TRUE(is_warning(v.reason));
+  Strings revs = v.revisions;
+  std::sort(revs.begin(), revs.end());
+  EXPECT_EQ(revs, (Strings{"canary", "default"}));
+  EXPECT_EQ(v.revision, "") << "no single revision serves a conflicted namespace";
+  EXPECT_NE(v.message.find("istio-revision-tag-default"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("istio-sidecar-injector)"), std::string::npos) << v.message;
+}
+
+TEST_F(Revisions, DeactivatedDefaultLeavesTheDefaultTagServing) {
+  rapidjson::Document tag = tag_webhook(canary_, "default", "canary");
+  rapidjson::Document deactivated = manifest::deactivate_webhook(default_);
+  NamespaceVerdict legacy =
+      verdict({&deactivated, &canary_, &tag}, R"({"istio-injection":"enabled"})");
+  EXPECT_EQ(legacy.reason, NamespaceReason::kServed);
+  EXPECT_EQ(legacy.revision, "canary");
+  EXPECT_EQ(legacy.tag, "default");
+  NamespaceVerdict by_rev =
+      verdict({&deactivated, &canary_, &tag}, R"({"istio.io/rev":"default"})");
+  EXPECT_EQ(by_rev.reason, NamespaceReason::kServed);
+  EXPECT_EQ(by_rev.revision, "canary");
+  EXPECT_EQ(by_rev.requested_revision, "canary") << "the default tag resolves to its target";
+}
+
+TEST_F(Revisions, BothLabelsEnabledAreServedByTheLegacyWebhookNotTheRevisionAskedFor) {
+  NamespaceVerdict v =
+      verdict({&default_, &canary_}, R"({"istio-injection":"enabled","istio.io/rev":"canary"})");
+  EXPECT_EQ(v.reason, NamespaceReason::kConflictingInjectionLabels);
+  EXPECT_TRUE(is_warning(v.reason));
+  EXPECT_EQ(v.revision, "default");
+  EXPECT_EQ(v.requested_revision, "canary");
+  EXPECT_NE(v.message.find("injected by revision default"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("not by revision canary"), std::string::npos) << v.message;
+}
+
+TEST_F(Revisions, BothLabelsWithInjectionDisabledTurnInjectionOff) {
+  NamespaceVerdict v =
+      verdict({&default_, &canary_}, R"({"istio-injection":"disabled","istio.io/rev":"canary"})");
+  EXPECT_EQ(v.reason, NamespaceReason::kConflictingInjectionLabels);
+  EXPECT_EQ(v.revision, "");
+  EXPECT_NE(v.message.find("not injected"), std::string::npos) << v.message;
+}
+
+TEST_F(Revisions, BothLabelsNamingTheServingRevisionSaySoInTheMessage) {
+  rapidjson::Document tag = tag_webhook(canary_, "default", "canary");
+  rapidjson::Document deactivated = manifest::deactivate_webhook(default_);
+  NamespaceVerdict v = verdict({&deactivated, &canary_, &tag},
+                               R"({"istio-injection":"enabled","istio.io/rev":"canary"})");
+  EXPECT_EQ(v.reason, NamespaceReason::kConflictingInjectionLabels);
+  EXPECT_EQ(v.revision, "canary");
+  EXPECT_NE(v.message.find("remove one of the labels"), std::string::npos) << v.message;
+}
+
+TEST_F(Revisions, UnknownRevisionOrTagIsNotInjected) {
+  NamespaceVerdict v = verdict({&default_, &canary_}, R"({"istio.io/rev":"stable"})");
+  EXPECT_EQ(v.reason, NamespaceReason::kUnknownRevision);
+  EXPECT_TRUE(is_warning(v.reason));
+  EXPECT_EQ(v.revision, "");
+  EXPECT_EQ(v.requested, "stable");
+  EXPECT_NE(v.message.find("istio.io/rev=stable"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("not injected"), std::string::npos) << v.message;
+}
+
+TEST_F(Revisions, ATagNameIsNotUnknown) {
+  rapidjson::Document prod = tag_webhook(canary_, "prod", "canary");
+  EXPECT_EQ(verdict({&default_, &canary_}, R"({"istio.io/rev":"prod"})").reason,
+            NamespaceReason::kUnknownRevision);
+  EXPECT_EQ(verdict({&default_, &canary_, &prod}, R"({"istio.io/rev":"prod"})").reason,
+            NamespaceReason::kServed);
+}
+
+std::string pod_json(const std::string& ns, const std::string& name,
+                     const std::string& status_revision, bool terminating = false) {
+  std::string annotations = "{}";
+  if (!status_revision.empty()) {
+    rapidjson::Document status = parse(R"({"initContainers":["istio-init"],)"
+                                       R"("containers":["istio-proxy"],"revision":")" +
+                                       status_revision + R"("})");
+    rapidjson::Document a(rapidjson::kObjectType);
+    a.AddMember("sidecar.istio.io/status", api::make_string(api::to_json(status), a.GetAllocator()),
+                a.GetAllocator());
+    annotations = api::to_json(a);
+  }
+  return R"({"metadata":{"name":")" + name + R"(","namespace":")" + ns + R"(","annotations":)" +
+         annotations + (terminating ? R"(,"deletionTimestamp":"2026-01-01T00:00:00Z")" : "") + "}}";
+}
+
+TEST_F(Revisions, StatusListsNamespacesPodsTagsAndConflictsOfTheOwnedRevision) {
+  rapidjson::Document prod = tag_webhook(canary_, "prod", "canary");
+  RevisionsView view;
+  add_configs(view, {&default_, &canary_, &prod});
+  for (auto [name, labels] : std::vector<std::pair<std::string, std::string>>{
+           {"zeta", R"({"istio.io/rev":"canary"})"},
+           {"alpha", R"({"istio.io/rev":"prod"})"},
+           {"legacy", R"({"istio-injection":"enabled"})"},
+           {"both", R"({"istio-injection":"enabled","istio.io/rev":"prod"})"},
+           {"lost", R"({"istio.io/rev":"nope"})"},
+           {"plain", "{}"}})
+    view.namespaces.push_back(parse(ns_json(name, labels)));
+  view.istio_operators.push_back(parse(iop_json("istio-system", "main", "")));
+  view.istio_operators.push_back(parse(iop_json("istio-system", "canary", "canary")));
+  view.pods.push_back(parse(pod_json("zeta", "a", "canary")));
+  view.pods.push_back(parse(pod_json("alpha", "b", "canary")));
+  view.pods.push_back(parse(pod_json("alpha", "old", "default")));  // not restarted yet
+  view.pods.push_back(parse(pod_json("alpha", "gone", "canary", true)));
+  view.pods.push_back(parse(pod_json("legacy", "c", "canary")));  // wrong revision for legacy
+  view.pods.push_back(parse(pod_json("legacy", "d", "default")));
+  view.pods.push_back(parse(pod_json("plain", "e", "")));
+
+  auto report = evaluate(view);
+  ASSERT_TRUE(report.ok()) << report.message();
+  EXPECT_EQ(report->owners.at("istio-system/main"), "default");
+  EXPECT_EQ(report->owners.at("istio-system/canary"), "canary");
+
+  rapidjson::Document canary = status_revisions(*report, "istio-system/canary");
+  ASSERT_EQ(canary.Size(), 1u) << api::to_json(canary);
+  const rapidjson::Value& c = canary[0];
+  EXPECT_EQ(api::string_at(c, {"revision"}), "canary");
+  EXPECT_EQ(api::to_json(c["tags"]), R"(["prod"])");
+  EXPECT_EQ(api::to_json(c["namespaces"]), R"(["alpha","zeta"])");
+  EXPECT_EQ(c["pods"].GetInt(), 2);
+  ASSERT_EQ(c["conflicts"].Size(), 1u) << api::to_json(c);
+  EXPECT_EQ(api::string_at(c["conflicts"][0], {"namespace"}), "both");
+  EXPECT_EQ(api::string_at(c["conflicts"][0], {"reason"}), "ConflictingInjectionLabels");
+
+  rapidjson::Document main = status_revisions(*report, "istio-system/main");
+  ASSERT_EQ(main.Size(), 1u);
+  EXPECT_EQ(api::string_at(main[0], {"revision"}), "default");
+  EXPECT_EQ(api::to_json(main[0]["tags"]), "[]");
+  EXPECT_EQ(api::to_json(main[0]["namespaces"]), R"(["both","legacy"])");
+  EXPECT_EQ(main[0]["pods"].GetInt(), 1);
+  ASSERT_EQ(main[0]["conflicts"].Size(), 1u);
+  EXPECT_EQ(api::string_at(main[0]["conflicts"][0], {"namespace"}), "both");
+
+  // The unknown revision is nobody's conflict, but it is a verdict.
+  auto lost = std::find_if(report->namespaces.begin(), report->namespaces.end(),
+                           [](const auto& v) { return v.name == "lost"; });
+  ASSERT_NE(lost, report->namespaces.end());
+  EXPECT_EQ(lost->reason, NamespaceReason::kUnknownRevision);
+  EXPECT_TRUE(std::is_sorted(report->namespaces.begin(), report->namespaces.end(),
+                             [](const auto& a, const auto& b) { return a.name < b.name; }));
+}
+
+TEST_F(Revisions, RevisionConflictIsListedOnEveryRevisionInvolved) {
+  rapidjson::Document tag = tag_webhook(canary_, "default", "canary");
+  RevisionsView view;
+  add_configs(view, {&default_, &canary_, &tag});
+  view.namespaces.push_back(parse(ns_json("legacy", R"({"istio-injection":"enabled"})")));
+  view.istio_operators.push_back(parse(iop_json("istio-system", "main", "")));
+  view.istio_operators.push_back(parse(iop_json("istio-system", "canary", "canary")));
+  auto report = evaluate(view);
+  ASSERT_TRUE(report.ok()) << report.message();
+  for (const char* key : {"istio-system/main", "istio-system/canary"}) {
+    rapidjson::Document s = status_revisions(*report, key);
+    ASSERT_EQ(s.Size(), 1u) << key;
+    EXPECT_EQ(api::to_json(s[0]["namespaces"]), "[]") << key;
+    ASSERT_EQ(s[0]["conflicts"].Size(), 1u) << key;
+    EXPECT_EQ(api::string_at(s[0]["conflicts"][0], {"reason"}), "RevisionConflict") << key;
+  }
+  EXPECT_EQ(api::to_json(status_revisions(*report, "istio-system/canary")[0]["tags"]),
+            R"(["default"])");
+}
+
+TEST_F(Revisions, OlderIstioOperatorOwnsARevisionTheYoungerReportsNothing) {
+  RevisionsView view;
+  add_configs(view, {&canary_});
+  view.namespaces.push_back(parse(ns_json("team", R"({"istio.io/rev":"canary"})")));
+  view.istio_operators.push_back(parse(iop_json("b", "young", "canary", "2026-02-01T00:00:00Z")));
+  view.istio_operators.push_back(parse(iop_json("a", "old", "canary", "2026-01-01T00:00:00Z")));
+  view.istio_operators.push_back(parse(iop_json("a", "twin", "canary", "2026-01-01T00:00:00Z")));
+  auto report = evaluate(view);
+  ASSERT_TRUE(report.ok()) << report.message();
+  EXPECT_EQ(report->owners.at("a/old"), "canary");
+  EXPECT_EQ(report->owners.at("a/twin"), "") << "same age: namespace/name decides";
+  EXPECT_EQ(report->owners.at("b/young"), "");
+  EXPECT_EQ(status_revisions(*report, "b/young").Size(), 0u);
+  EXPECT_EQ(status_revisions(*report, "a/twin").Size(), 0u);
+  ASSERT_EQ(status_revisions(*report, "a/old").Size(), 1u);
+  EXPECT_EQ(api::to_json(status_revisions(*report, "a/old")[0]["namespaces"]), R"(["team"])");
+}
+
+TEST_F(Revisions, RevisionWithoutWebhookStillReportsItsEntry) {
+  RevisionsView view;
+  view.istio_operators.push_back(parse(iop_json("istio-system", "canary", "canary")));
+  auto report = evaluate(view);
+  ASSERT_TRUE(report.ok()) << report.message();
+  rapidjson::Document s = status_revisions(*report, "istio-system/canary");
+  ASSERT_EQ(s.Size(), 1u);
+  EXPECT_EQ(api::to_json(s[0]),
+            R"({"revision":"canary","tags":[],"namespaces":[],"pods":0,"conflicts":[]})");
+}
+
+TEST_F(Revisions, SelectorThatDoesNotParseIsAnErrorNamingTheConfiguration) {
+  RevisionsView view;
+  rapidjson::Document bad =
+      parse(R"({"metadata":{"name":"broken","labels":{"istio.io/rev":"x"}},"webhooks":[{"name":)"
+            R"("rev.namespace.sidecar-injector.istio.io","namespaceSelector":{"matchExpressions":)"
+            R"([{"key":"istio.io/rev","operator":"In"}]}}]})");
+  add_configs(view, {&bad});
+  auto report = evaluate(view);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.message().find("broken"), std::string::npos) << report.message();
+}
+
+}  // namespace
+}  // namespace meshop::reconcilers
