@@ -1,0 +1,401 @@
+// `meshop run`: the operator. One process runs
+//   - informers on IstioOperators, Namespaces, MutatingWebhookConfigurations, the injector
+//     ConfigMaps and the webhook Secret of --namespace, and the Deployments/DaemonSets meshop
+//     installed (label app.kubernetes.io/managed-by=meshop);
+//   - on the elected leader only (--leader-elect), the controllers of reconcilers/: install,
+//     webhooks, certificates, revisions and restarts (--restarts=false turns the last off);
+//   - on every replica, the sidecar-injection webhook (webhook::WebhookServer) with one
+//     configuration per revision from the injector ConfigMaps, and the serving certificate
+//     from the Secret the certificates reconciler keeps (installed without dropping a request
+//     when it is renewed). The server starts once the Secret has a certificate.
+//   - /healthz, /readyz (informers synced) and /metrics on --health-addr.
+//
+//   meshop run [--kubeconfig K] [--context C] [--namespace istio-system]
+//              [--local] [--webhook-addr 127.0.0.1:15017] [--webhook-service meshop-webhook]
+//              [--health-addr 127.0.0.1:8081] [--leader-elect] [--restarts=true|false]
+//
+// --local is for a meshop running outside the cluster (development, tests): the webhook
+// configurations call `https://127.0.0.1:<port of --webhook-addr>` and the serving certificate
+// names 127.0.0.1. Otherwise they call the Service --webhook-service in --namespace (port 443),
+// which a meshop Deployment puts in front of this process.
+// SIGTERM/SIGINT: controllers finish what they are doing, the lease is released, the webhook
+// answers the requests in progress, exit 0. Losing the lease exits 1.
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "api/json.hpp"
+#include "operator/cli/cli.hpp"
+#include "operator/cli/commands.hpp"
+#include "operator/kube/client.hpp"
+#include "operator/kube/events.hpp"
+#include "operator/log/log.hpp"
+#include "operator/metrics/registry.hpp"
+#include "operator/runtime/clock.hpp"
+#include "operator/runtime/controller.hpp"
+#include "operator/runtime/enqueue.hpp"
+#include "operator/runtime/informer.hpp"
+#include "operator/runtime/kube_source.hpp"
+#include "operator/runtime/manager.hpp"
+#include "operator/runtime/metrics.hpp"
+#include "operator/runtime/store.hpp"
+#include "operator/runtime/work_queue.hpp"
+#include "operator/webhook/configmap_source.hpp"
+#include "operator/webhook/server.hpp"
+#include "reconcilers/certificates.hpp"
+#include "reconcilers/install.hpp"
+#include "reconcilers/restarts.hpp"
+#include "reconcilers/revisions.hpp"
+#include "reconcilers/webhooks.hpp"
+
+namespace meshop::cli {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+struct RunOptions {
+  std::string kubeconfig;
+  std::string context;
+  std::string ns = "istio-system";
+  bool local = false;
+  std::string webhook_address = "127.0.0.1:15017";
+  std::string webhook_service = "meshop-webhook";
+  std::string health_address = "127.0.0.1:8081";
+  bool leader_elect = false;
+  std::string lease_name = "meshop-leader";
+  bool restarts = true;
+  std::string native_sidecars;
+  unsigned threads = 0;
+};
+
+// The single key of the reconcilers that look at everything at once.
+constexpr const char* kAll = "all";
+
+std::optional<inject::NativeSidecars> parse_native(std::string_view v) {
+  if (v == "auto") return inject::NativeSidecars::kAuto;
+  if (v == "true") return inject::NativeSidecars::kEnabled;
+  if (v == "false") return inject::NativeSidecars::kDisabled;
+  return std::nullopt;
+}
+
+runtime::StoreHandlers enqueue_all(runtime::WorkQueue& queue) {
+  return runtime::enqueue_mapped(
+      queue, [](const rapidjson::Value&) { return std::vector<std::string>{kAll}; });
+}
+
+// An informer with its source and store; the store outlives handlers added to it.
+struct Watched {
+  Watched(const std::string& name, const std::shared_ptr<kube::Client>& client,
+          runtime::Clock& clock, const kube::ResourceType& type, std::string ns,
+          runtime::KubeListWatchOptions options)
+      : source(client, type, std::move(ns), std::move(options)),
+        informer(name, client->get_executor(), clock, source, store) {}
+  runtime::KubeListWatch source;
+  runtime::Store store{runtime::strip_managed_fields};
+  runtime::Informer informer;
+};
+
+std::string secret_value(const rapidjson::Value& secret, const char* key) {
+  std::string encoded = api::string_at(secret, {"data", key});
+  auto decoded = api::base64_decode(encoded);
+  return decoded ? *decoded : std::string();
+}
+
+// istiod's ENABLE_NATIVE_SIDECARS=auto asks the nodes' kubelet versions. A free function, not
+// a lambda: a coroutine lambda's captures die with the closure when co_spawn returns.
+asio::awaitable<void> detect_native_sidecars(std::shared_ptr<kube::Client> client,
+                                             inject::SnapshotSources* defaults, bool* done) {
+  kube::ListOptions lopts;
+  auto nodes = co_await client->list_all(kube::resources::kNodes, "", lopts);
+  if (nodes.ok()) {
+    auto items = nodes->list.FindMember("items");
+    if (items != nodes->list.MemberEnd() && items->value.IsArray())
+      for (const auto& n : items->value.GetArray()) {
+        auto v = api::string_at(n, {"status", "nodeInfo", "kubeletVersion"});
+        if (!v.empty()) defaults->node_kubelet_versions.push_back(v);
+      }
+  } else {
+    log::warn("cannot list nodes for native sidecar detection; injecting regular containers",
+              {{"error", nodes.error().message}});
+    defaults->native_sidecars = inject::NativeSidecars::kDisabled;
+  }
+  *done = true;
+}
+
+int run_operator(const RunOptions& opts, Context& ctx) {
+  std::string native_text = opts.native_sidecars;
+  if (native_text.empty()) {
+    const char* env = std::getenv("ENABLE_NATIVE_SIDECARS");
+    native_text = env != nullptr && *env != '\0' ? env : "auto";
+  }
+  auto native = parse_native(native_text);
+  if (!native) {
+    ctx.err << "Error: --native-sidecars: expected true, false or auto, got \"" << native_text
+            << "\"\n";
+    return kExitUsage;
+  }
+  auto host_port = webhook::split_host_port(opts.webhook_address);
+  if (!host_port.ok()) {
+    ctx.err << "Error: --webhook-addr: " << host_port.message() << '\n';
+    return kExitUsage;
+  }
+  if (opts.local && host_port->second == 0) {
+    ctx.err << "Error: --webhook-addr: --local needs a fixed port (the webhook configurations "
+               "name it)\n";
+    return kExitUsage;
+  }
+
+  asio::io_context control;
+  kube::LoadOptions lo;
+  lo.kubeconfig = opts.kubeconfig;
+  lo.context = opts.context;
+  auto config = kube::load_default_config(lo);
+  if (!config.ok()) {
+    ctx.err << "Error: " << config.error().message << '\n';
+    return kExitError;
+  }
+  auto created = kube::Client::create(control.get_executor(), *config);
+  if (!created.ok()) {
+    ctx.err << "Error: " << created.error().message << '\n';
+    return kExitError;
+  }
+  std::shared_ptr<kube::Client> client = *created;
+
+  metrics::Registry registry;
+  runtime::RuntimeMetrics runtime_metrics(registry);
+  webhook::WebhookMetrics webhook_metrics(registry);
+  runtime::SteadyClock clock;
+  kube::EventRecorderOptions eo;
+  eo.controller = "meshop";
+  auto events = kube::EventRecorder::create(client, eo);
+
+  // istiod's ENABLE_NATIVE_SIDECARS=auto asks the nodes' kubelet versions, once at start.
+  inject::SnapshotSources defaults;
+  defaults.native_sidecars = *native;
+  defaults.stamp_fingerprint = true;  // lets the restarts reconciler see TemplateChanged
+  if (*native == inject::NativeSidecars::kAuto) {
+    bool done = false;
+    asio::co_spawn(control, detect_native_sidecars(client, &defaults, &done), asio::detached);
+    // The guard keeps run_one() from finding the context idle while the request is in
+    // flight; releasing it with no other work left stops the context, hence restart().
+    {
+      auto guard = asio::make_work_guard(control);
+      while (!done)
+        control.run_one();
+    }
+    control.restart();
+  }
+
+  // --- informers -------------------------------------------------------------------------
+  runtime::KubeListWatchOptions managed;
+  managed.label_selector = "app.kubernetes.io/managed-by=meshop";
+  runtime::KubeListWatchOptions secret_only;
+  secret_only.field_selector = "metadata.name=meshop-webhook-certs";
+  Watched iops("istiooperators", client, clock, reconcilers::istio_operator_resource(), "", {});
+  Watched namespaces("namespaces", client, clock, kube::resources::kNamespaces, "", {});
+  Watched webhooks("mutatingwebhookconfigurations", client, clock,
+                   kube::resources::kMutatingWebhookConfigurations, "", {});
+  Watched configmaps("configmaps", client, clock, kube::resources::kConfigMaps, opts.ns, {});
+  Watched secrets("secrets", client, clock, kube::resources::kSecrets, opts.ns, secret_only);
+  Watched deployments("deployments", client, clock, kube::resources::kDeployments, "", managed);
+  Watched daemonsets("daemonsets", client, clock, kube::resources::kDaemonSets, "", managed);
+
+  // --- the webhook (every replica) ------------------------------------------------------
+  webhook::RevisionStore revisions_store;
+  webhook::Engine engine = webhook::default_engine();
+  webhook::ServingCertificate certificate("", "", &webhook_metrics);
+  webhook::ServerOptions so;
+  so.address = opts.webhook_address;
+  so.default_revision = "default";
+  so.threads = opts.threads;
+  webhook::WebhookServer server(so, revisions_store, certificate, engine, &webhook_metrics);
+  bool serving = false;
+  webhook::ConfigMapSource injector_config(
+      client->get_executor(), configmaps.store, revisions_store, engine, &webhook_metrics,
+      [events](const rapidjson::Value& cm, const std::string& message) {
+        auto ref = kube::reference_to(cm);
+        ref.api_version = "v1";
+        ref.kind = "ConfigMap";
+        events->record(ref, kube::EventType::kWarning, "InjectorConfigRejected", "Reload", message);
+      },
+      defaults);
+  injector_config.start();
+  auto install_certificate = [&](const rapidjson::Value& secret) {
+    std::string cert = secret_value(secret, "tls.crt");
+    std::string key = secret_value(secret, "tls.key");
+    if (cert.empty() || key.empty()) return;
+    if (auto err =
+            certificate.install_pem(cert, key, "Secret " + opts.ns + "/meshop-webhook-certs")) {
+      log::warn("webhook certificate in the Secret not usable; keeping the current one",
+                {{"error", *err}});
+      return;
+    }
+    if (serving) return;
+    if (auto err = server.start()) {
+      log::error("cannot start the webhook server", {{"error", *err}});
+      return;
+    }
+    serving = true;
+    log::info("webhook serving",
+              {{"address", opts.webhook_address}, {"port", static_cast<int>(server.port())}});
+  };
+  secrets.store.add_handlers(
+      {.on_add = [&](const runtime::Object& o) { install_certificate(*o); },
+       .on_update = [&](const runtime::Object&,
+                        const runtime::Object& o) { install_certificate(*o); }});
+
+  // --- reconcilers (leader only) --------------------------------------------------------
+  reconcilers::CertificatesConfig cc;
+  cc.namespace_name = opts.ns;
+  if (opts.local) {
+    cc.dns_names = {"localhost"};
+    cc.ip_addresses = {"127.0.0.1"};
+  } else {
+    const std::string svc = opts.webhook_service;
+    cc.dns_names = {svc, svc + "." + opts.ns, svc + "." + opts.ns + ".svc",
+                    svc + "." + opts.ns + ".svc.cluster.local"};
+  }
+  reconcilers::CertificatesReconciler certificates(client, cc, &registry, events);
+
+  reconcilers::InstallReconciler install(client, {}, &registry, events);
+
+  reconcilers::WebhooksConfig wc;
+  wc.service_name = opts.webhook_service;
+  wc.service_namespace = opts.ns;
+  if (opts.local) wc.url_base = "https://127.0.0.1:" + std::to_string(host_port->second);
+  wc.secret_namespace = opts.ns;
+  reconcilers::WebhooksReconciler webhooks_reconciler(client, wc, &registry, events);
+
+  reconcilers::RevisionsReconciler revisions(client, {}, &registry, events);
+
+  reconcilers::RestartsConfig rc;
+  rc.control_plane_namespace = opts.ns;
+  rc.native_sidecars = defaults.native_sidecars;
+  reconcilers::RestartsReconciler restarts(client, rc, &registry, events);
+
+  auto executor = client->get_executor();
+  runtime::WorkQueue install_q("install", executor, clock, nullptr, &runtime_metrics);
+  runtime::WorkQueue webhooks_q("webhooks", executor, clock, nullptr, &runtime_metrics);
+  runtime::WorkQueue revisions_q("revisions", executor, clock, nullptr, &runtime_metrics);
+  runtime::WorkQueue certificates_q("certificates", executor, clock, nullptr, &runtime_metrics);
+  runtime::WorkQueue restarts_q("restarts", executor, clock, nullptr, &runtime_metrics);
+  // Two install workers: IstioOperators are independent (the queue never hands one key to
+  // two workers), and one slow apply must not hold up another revision.
+  runtime::Controller install_c(
+      "install", install_q, [&](const std::string& key) { return install.reconcile(key); },
+      {.workers = 2}, clock, &runtime_metrics);
+  runtime::Controller webhooks_c(
+      "webhooks", webhooks_q,
+      [&](const std::string& key) { return webhooks_reconciler.reconcile(key); }, {.workers = 1},
+      clock, &runtime_metrics);
+  runtime::Controller revisions_c(
+      "revisions", revisions_q, [&](const std::string& key) { return revisions.reconcile(key); },
+      {.workers = 1}, clock, &runtime_metrics);
+  runtime::Controller certificates_c(
+      "certificates", certificates_q,
+      [&](const std::string& key) { return certificates.reconcile(key); }, {.workers = 1}, clock,
+      &runtime_metrics);
+  runtime::Controller restarts_c(
+      "restarts", restarts_q, [&](const std::string& key) { return restarts.reconcile(key); },
+      {.workers = 1}, clock, &runtime_metrics);
+
+  // Level-triggered: each watched change only says "look again".
+  iops.store.add_handlers(runtime::enqueue_object(install_q));
+  auto owner_of = [](const rapidjson::Value& o) {
+    std::vector<std::string> keys;
+    if (auto k = reconcilers::owner_key(o)) keys.push_back(*k);
+    return keys;
+  };
+  // Drift of what install applied: the workloads (their readiness is the status) and the
+  // ConfigMaps of --namespace; other kinds are repaired at the install's periodic requeue.
+  for (auto* w : {&deployments, &daemonsets, &configmaps})
+    w->store.add_handlers(runtime::enqueue_mapped(install_q, owner_of));
+  for (auto* w : {&iops, &webhooks, &secrets})
+    w->store.add_handlers(enqueue_all(webhooks_q));
+  for (auto* w : {&iops, &namespaces, &webhooks})
+    w->store.add_handlers(enqueue_all(revisions_q));
+  webhooks_q.add(kAll);
+  revisions_q.add(kAll);
+  secrets.store.add_handlers(enqueue_all(certificates_q));
+  webhooks.store.add_handlers(enqueue_all(certificates_q));
+  certificates_q.add(kAll);  // create the Secret when there is none
+  if (opts.restarts) {
+    for (auto* w : {&iops, &namespaces, &webhooks, &configmaps})
+      w->store.add_handlers(enqueue_all(restarts_q));
+    restarts_q.add(kAll);
+  }
+
+  runtime::ManagerOptions mo;
+  mo.health_address = opts.health_address;
+  mo.leader_election = opts.leader_elect;
+  mo.leader_election_config.identity = runtime::default_identity();
+  runtime::Manager manager(control, clock, runtime_metrics, mo);
+  runtime::KubeLeaseLock lease(client, opts.ns, opts.lease_name);
+  if (opts.leader_elect) manager.set_lease_lock(lease);
+  for (auto* w : {&iops, &namespaces, &webhooks, &configmaps, &secrets, &deployments, &daemonsets})
+    manager.add_informer(w->informer);
+  for (auto* q : {&install_q, &webhooks_q, &revisions_q, &certificates_q})
+    manager.add_queue(*q);
+  for (auto* c : {&install_c, &webhooks_c, &revisions_c, &certificates_c})
+    manager.add_controller(*c);
+  if (opts.restarts) {
+    manager.add_queue(restarts_q);
+    manager.add_controller(restarts_c);
+  }
+  log::info("meshop operator starting",
+            {{"namespace", opts.ns},
+             {"webhook", opts.local ? "https://127.0.0.1:" + std::to_string(host_port->second)
+                                    : "service " + opts.webhook_service + "." + opts.ns},
+             {"leader_election", opts.leader_elect}});
+  int code = manager.run();
+  server.stop();
+  return code;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& root, Context& ctx) {
+  auto opts = std::make_shared<RunOptions>();
+  auto* cmd = root.add_subcommand(
+      "run",
+      "Run the operator: reconcile IstioOperators (install, webhook configurations, certificates,\n"
+      "revisions, paced restarts) and serve the sidecar-injection webhook.");
+  cmd->add_option("--kubeconfig", opts->kubeconfig, "Kubeconfig file (default $KUBECONFIG)");
+  cmd->add_option("--context", opts->context, "Kubeconfig context");
+  cmd->add_option("--namespace", opts->ns,
+                  "Namespace of meshop's Secret, lease, injector ConfigMaps and Service")
+      ->capture_default_str();
+  cmd->add_flag("--local", opts->local,
+                "meshop runs outside the cluster: webhooks call https://127.0.0.1:<port>");
+  cmd->add_option("--webhook-addr", opts->webhook_address, "HTTPS address of the webhook")
+      ->capture_default_str();
+  cmd->add_option("--webhook-service", opts->webhook_service,
+                  "Service in front of the webhook (not --local)")
+      ->capture_default_str();
+  cmd->add_option("--health-addr", opts->health_address,
+                  "Plain-HTTP address for /healthz, /readyz and /metrics")
+      ->capture_default_str();
+  cmd->add_flag("--leader-elect", opts->leader_elect,
+                "Reconcile only while holding the Lease --lease-name in --namespace");
+  cmd->add_option("--lease-name", opts->lease_name, "Leader election Lease")->capture_default_str();
+  cmd->add_option("--restarts", opts->restarts,
+                  "Run the restarts reconciler (policy per IstioOperator spec.restarts)")
+      ->capture_default_str();
+  cmd->add_option("--native-sidecars", opts->native_sidecars,
+                  "Inject istio-proxy as a native sidecar: true, false or auto (default "
+                  "$ENABLE_NATIVE_SIDECARS or auto: from the nodes' kubelet versions)");
+  cmd->add_option("--threads", opts->threads, "Webhook server threads (0 = one per core)")
+      ->capture_default_str();
+  cmd->callback([opts, &ctx] { ctx.action = [opts, &ctx] { return run_operator(*opts, ctx); }; });
+}
+
+}  // namespace meshop::cli

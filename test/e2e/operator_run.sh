@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# `meshop run` end to end on the real control plane (issues 6 and 7): the operator installs
+# IstioOperators, keeps their webhook configurations and certificate, serves injection itself,
+# repairs drift, moves a namespace to a canary revision with paced automatic restarts, and
+# uninstalls on delete.
+#   1. `meshop run --local` (webhooks call https://127.0.0.1:<port>) in its own control-plane
+#      namespace; it creates the webhook Secret and starts serving.
+#   2. IstioOperator `default` (profile minimal): istiod, the injector ConfigMaps and the
+#      MutatingWebhookConfiguration (url + caBundle) appear with meshop's owner labels, and
+#      status becomes HEALTHY (kwok makes istiod available).
+#   3. A namespace labelled istio-injection=enabled gets sidecars from meshop's webhook for
+#      two Deployments; a second, unlabelled namespace runs one Deployment without.
+#   4. IstioOperator `canary` (revision canary, restarts mode Auto, maxConcurrent 1) installs
+#      istiod-canary and istio-sidecar-injector-canary.
+#   5. Relabelling the first namespace to istio.io/rev=canary restarts its Deployments on their
+#      own (no CLI): every new pod carries the canary sidecar; the other namespace is untouched;
+#      the canary IstioOperator's status lists the namespace.
+#   6. Drift: the istiod-canary Deployment and the canary webhook configuration, deleted, come
+#      back; a namespaceSelector edited by hand is restored.
+#   7. Deleting the canary IstioOperator uninstalls it (Deployment, ConfigMaps, webhook gone) and
+#      the finalizer lets the object go.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+: "${MESHOP_BIN:?}" "${MESHOP_SOURCE_DIR:?}"
+
+id=$RANDOM
+cp=e2e-meshop-$id
+ns_a=e2e-op-a-$id
+ns_b=e2e-op-b-$id
+work=$(mktemp -d)
+port=$((20000 + id % 20000))
+hport=$((port + 1))
+run_pid=""
+# Upstream's names: the revision, then the namespace when it is not istio-system.
+mwc_default=istio-sidecar-injector-$cp
+mwc_canary=istio-sidecar-injector-canary-$cp
+
+cleanup() {
+  local rc=$?
+  set +e
+  if [ "$rc" != 0 ]; then
+    echo "--- debug: meshop run log (tail)" >&2
+    tail -n 60 "$work/run.log" >&2
+    kubectl -n "$cp" get istiooperators -o yaml >&2
+    kubectl get mutatingwebhookconfigurations -l app.kubernetes.io/managed-by=meshop >&2
+  fi
+  # Uninstall through the operator while it runs, then remove whatever is left.
+  kubectl -n "$cp" delete istiooperators --all --wait=false >/dev/null 2>&1
+  for _ in $(seq 1 40); do
+    [ -z "$(kubectl -n "$cp" get istiooperators -o name 2>/dev/null)" ] && break
+    sleep 0.5
+  done
+  [ -n "$run_pid" ] && kill "$run_pid" 2>/dev/null && wait "$run_pid" 2>/dev/null
+  for iop in $(kubectl -n "$cp" get istiooperators -o name 2>/dev/null); do
+    kubectl -n "$cp" patch "$iop" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
+  done
+  kubectl delete mutatingwebhookconfigurations -l "install.operator.istio.io/owning-resource-namespace=$cp" \
+    --ignore-not-found >/dev/null 2>&1
+  for kind in clusterroles clusterrolebindings validatingwebhookconfigurations; do
+    kubectl delete "$kind" -l "install.operator.istio.io/owning-resource-namespace=$cp" \
+      --ignore-not-found >/dev/null 2>&1
+  done
+  for ns in "$ns_a" "$ns_b" "$cp"; do kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1; done
+  rm -rf "$work"
+  exit "$rc"
+}
+trap cleanup EXIT
+
+iop() {  # NAME REVISION RESTARTS-FLOW-MAPPING
+  local rev=""
+  [ "$2" = default ] || rev="revision: $2"
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+metadata: {name: $1, namespace: $cp}
+spec:
+  profile: minimal
+  namespace: $cp
+  $rev
+  values:
+    global: {istioNamespace: $cp}
+  restarts: $3
+YAML
+}
+iop_status() { kubectl -n "$cp" get istiooperator "$1" -o jsonpath='{.status.status}'; }
+is_healthy() { [ "$(iop_status "$1")" = HEALTHY ]; }
+revision_of() {  # NS POD
+  kubectl -n "$1" get pod "$2" -o jsonpath='{.metadata.annotations.sidecar\.istio\.io/status}' |
+    python3 -c 'import json,sys; t=sys.stdin.read(); print(json.loads(t)["revision"] if t else "none")'
+}
+# Revisions of the running pods of Deployment $2 in $1, space separated, sorted unique.
+deployment_revisions() {
+  local pods out=""
+  pods=$(pod_names "$1" "app=$2")
+  for p in $pods; do out+="$(revision_of "$1" "$p")"$'\n'; done
+  printf '%s' "$out" | sort -u | tr '\n' ' '
+}
+all_pods_on() {  # NS DEPLOYMENT REVISION
+  [ "$(deployment_revisions "$1" "$2")" = "$3 " ]
+}
+exists() { kubectl get "$@" >/dev/null 2>&1; }
+gone() { ! kubectl get "$@" >/dev/null 2>&1; }
+
+kubectl apply -f "$MESHOP_SOURCE_DIR/crd/istiooperator.yaml" >/dev/null
+kubectl wait --for=condition=Established crd/istiooperators.install.istio.io --timeout=60s >/dev/null
+kubectl create namespace "$cp" >/dev/null
+
+# 1. The operator.
+"$MESHOP_BIN" run --local --namespace "$cp" --webhook-addr "127.0.0.1:$port" \
+  --health-addr "127.0.0.1:$hport" --native-sidecars false >"$work/run.log" 2>&1 &
+run_pid=$!
+wait_for 60 "meshop run ready" curl -sf "http://127.0.0.1:$hport/readyz"
+wait_for 60 "webhook Secret" kubectl -n "$cp" get secret meshop-webhook-certs
+wait_for 30 "webhook serving" grep -q '"webhook serving"' "$work/run.log"
+
+# 2. The default revision.
+iop default default '{mode: DryRun}'
+wait_for 120 "IstioOperator default HEALTHY" is_healthy default
+exists -n "$cp" deployment istiod || fail "istiod not installed"
+labels=$(kubectl -n "$cp" get deployment istiod -o jsonpath='{.metadata.labels}')
+for want in '"app.kubernetes.io/managed-by":"meshop"' '"install.operator.istio.io/owning-resource":"default"'; do
+  [[ "$labels" == *"$want"* ]] || fail "istiod lacks owner label $want: $labels"
+done
+exists -n "$cp" configmap istio-sidecar-injector || fail "injector ConfigMap not installed"
+has_ca_bundle() {
+  local b
+  b=$(kubectl get mutatingwebhookconfiguration "$1" -o jsonpath='{.webhooks[0].clientConfig.caBundle}')
+  [ -n "$b" ]
+}
+wait_for 30 "webhook configuration with caBundle" has_ca_bundle "$mwc_default"
+url=$(kubectl get mutatingwebhookconfiguration "$mwc_default" -o jsonpath='{.webhooks[0].clientConfig.url}')
+[ "$url" = "https://127.0.0.1:$port/inject" ] || fail "default webhook url is '$url'"
+
+# 3. Injection by meshop's own webhook.
+kubectl create namespace "$ns_a" >/dev/null
+kubectl create namespace "$ns_b" >/dev/null
+kubectl label namespace "$ns_a" istio-injection=enabled >/dev/null
+probe() {
+  local out
+  out=$(kubectl -n "$ns_a" run probe --image=registry.invalid/probe:1 --restart=Never \
+    --dry-run=server -o jsonpath='{.spec.containers[*].name} {.spec.initContainers[*].name}')
+  [[ "$out" == *istio-proxy* ]]
+}
+wait_for 60 "meshop injects in $ns_a" probe
+for app in alpha beta; do
+  kubectl -n "$ns_a" create deployment "$app" --image=registry.invalid/$app:1 >/dev/null
+done
+kubectl -n "$ns_b" create deployment gamma --image=registry.invalid/gamma:1 >/dev/null
+for app in alpha beta; do kubectl -n "$ns_a" rollout status "deployment/$app" --timeout=120s >/dev/null; done
+kubectl -n "$ns_b" rollout status deployment/gamma --timeout=120s >/dev/null
+for app in alpha beta; do
+  all_pods_on "$ns_a" "$app" default || fail "$ns_a/$app pods: $(deployment_revisions "$ns_a" "$app")"
+done
+all_pods_on "$ns_b" gamma none || fail "$ns_b/gamma was injected"
+gamma_pods=$(pod_names "$ns_b" app=gamma)
+
+# 4. The canary revision, with automatic paced restarts.
+iop canary canary '{mode: Auto, maxConcurrent: 1, rolloutTimeout: 2m}'
+wait_for 120 "IstioOperator canary HEALTHY" is_healthy canary
+wait_for 30 "canary webhook configuration" exists mutatingwebhookconfiguration "$mwc_canary"
+url=$(kubectl get mutatingwebhookconfiguration "$mwc_canary" -o jsonpath='{.webhooks[0].clientConfig.url}')
+[ "$url" = "https://127.0.0.1:$port/inject/rev/canary" ] || fail "canary webhook url is '$url'"
+
+# 5. Move the namespace; the operator restarts its Deployments by itself.
+kubectl label namespace "$ns_a" istio-injection- istio.io/rev=canary >/dev/null
+for app in alpha beta; do
+  wait_for 240 "$ns_a/$app restarted onto canary" all_pods_on "$ns_a" "$app" canary
+done
+for app in alpha beta; do
+  cause=$(kubectl -n "$ns_a" get deployment "$app" -o jsonpath='{.spec.template.metadata.annotations.meshop\.io/restart-cause}')
+  [ "$cause" = RevisionChanged/canary ] || fail "$ns_a/$app restart cause '$cause'"
+done
+[ "$(pod_names "$ns_b" app=gamma)" = "$gamma_pods" ] || fail "$ns_b/gamma was restarted"
+served() {
+  kubectl -n "$cp" get istiooperator canary -o jsonpath='{.status.revisions}' | grep -q "$ns_a"
+}
+wait_for 60 "canary status lists $ns_a" served
+
+# 6. Drift repair.
+kubectl -n "$cp" delete deployment istiod-canary >/dev/null
+wait_for 60 "istiod-canary recreated" exists -n "$cp" deployment istiod-canary
+kubectl delete mutatingwebhookconfiguration "$mwc_canary" >/dev/null
+wait_for 60 "canary webhook configuration recreated" exists mutatingwebhookconfiguration "$mwc_canary"
+kubectl patch mutatingwebhookconfiguration "$mwc_canary" --type=json \
+  -p '[{"op":"replace","path":"/webhooks/0/namespaceSelector","value":{"matchLabels":{"edited":"by-hand"}}}]' >/dev/null
+restored() {
+  local sel
+  sel=$(kubectl get mutatingwebhookconfiguration "$mwc_canary" -o jsonpath='{.webhooks[0].namespaceSelector}')
+  [[ "$sel" != *by-hand* ]]
+}
+wait_for 60 "edited namespaceSelector restored" restored
+
+# 7. Uninstall on delete.
+kubectl -n "$cp" delete istiooperator canary --wait=false >/dev/null
+wait_for 90 "canary IstioOperator gone" gone -n "$cp" istiooperator canary
+gone -n "$cp" deployment istiod-canary || fail "istiod-canary left after uninstall"
+gone -n "$cp" configmap istio-sidecar-injector-canary || fail "injector ConfigMap left after uninstall"
+wait_for 30 "canary webhook configuration pruned" gone mutatingwebhookconfiguration "$mwc_canary"
+exists -n "$cp" deployment istiod || fail "uninstalling canary removed the default revision"
+echo "PASS"
