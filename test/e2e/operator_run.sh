@@ -15,6 +15,9 @@
 #   5. Relabelling the first namespace to istio.io/rev=canary restarts its Deployments on their
 #      own (no CLI): every new pod carries the canary sidecar; the other namespace is untouched;
 #      the canary IstioOperator's status lists the namespace.
+#      Restarted Events and meshop_restarts_total show it. An injector change of the canary
+#      revision (values edited in the IstioOperator) restarts them again, as TemplateChanged,
+#      once the policy includes template changes.
 #   6. Drift: the istiod-canary Deployment and the canary webhook configuration, deleted, come
 #      back; a namespaceSelector edited by hand is restored.
 #   7. Deleting the canary IstioOperator uninstalls it (Deployment, ConfigMaps, webhook gone) and
@@ -175,6 +178,41 @@ served() {
   kubectl -n "$cp" get istiooperator canary -o jsonpath='{.status.revisions}' | grep -q "$ns_a"
 }
 wait_for 60 "canary status lists $ns_a" served
+
+# Visible: a Restarted Event on each Deployment and the restart counter on /metrics.
+for app in alpha beta; do
+  ev=$(kubectl -n "$ns_a" get events --field-selector "involvedObject.name=$app,reason=Restarted" -o name)
+  [ -n "$ev" ] || fail "no Restarted Event on $ns_a/$app"
+done
+started=$(curl -sf "http://127.0.0.1:$hport/metrics" |
+  awk '/^meshop_restarts_total\{reason="RevisionChanged",result="started"\}/ {print $2}')
+[ "${started%.*}" = 2 ] || fail "meshop_restarts_total RevisionChanged/started is '$started', want 2"
+
+# 5b. An injector change of the canary revision (a values edit re-rendered into its ConfigMap)
+# restarts the same Deployments again when the policy includes template changes: their pods
+# carry the injector fingerprint, which no longer matches.
+fingerprints() {  # NS DEPLOYMENT -> sorted unique fingerprints of its pods
+  local p out=""
+  for p in $(pod_names "$1" "app=$2"); do
+    out+="$(kubectl -n "$1" get pod "$p" -o jsonpath='{.metadata.annotations.meshop\.io/injector-fingerprint}')"$'\n'
+  done
+  printf '%s' "$out" | sort -u | tr '\n' ' '
+}
+old_fp=$(fingerprints "$ns_a" alpha)
+[ -n "${old_fp// /}" ] || fail "injected pods carry no injector fingerprint"
+kubectl -n "$cp" patch istiooperator canary --type=merge -p \
+  '{"spec":{"restarts":{"includeTemplateChanges":true},"values":{"global":{"logging":{"level":"default:debug"}}}}}' >/dev/null
+on_new_template() {
+  local fp
+  fp=$(fingerprints "$ns_a" "$1")
+  [ -n "${fp// /}" ] && [ "$fp" != "$old_fp" ] && [ "$(wc -w <<<"$fp")" = 1 ]
+}
+for app in alpha beta; do
+  wait_for 240 "$ns_a/$app restarted for the template change" on_new_template "$app"
+  cause=$(kubectl -n "$ns_a" get deployment "$app" -o jsonpath='{.spec.template.metadata.annotations.meshop\.io/restart-cause}')
+  [[ "$cause" == TemplateChanged/canary* ]] || fail "$ns_a/$app restart cause '$cause'"
+done
+[ "$(pod_names "$ns_b" app=gamma)" = "$gamma_pods" ] || fail "$ns_b/gamma was restarted"
 
 # 6. Drift repair.
 kubectl -n "$cp" delete deployment istiod-canary >/dev/null

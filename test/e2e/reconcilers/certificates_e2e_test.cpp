@@ -3,12 +3,8 @@
 // caBundle, and rotates the CA without ever leaving the apiserver with a bundle that does
 // not trust the serving certificate in the Secret.
 #include <chrono>
-#include <optional>
 #include <string>
-#include <unistd.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
@@ -16,12 +12,13 @@
 #include "operator/kube/client.hpp"
 #include "operator/metrics/registry.hpp"
 #include "reconcilers/certificates.hpp"
+#include "test/e2e/reconcilers/e2e_support.hpp"
 
 namespace meshop::reconcilers {
 namespace {
 
-namespace net = boost::asio;
 using namespace std::chrono_literals;
+using e2e::parse;
 
 std::string decode(std::string_view in) {
   std::string out(3 * in.size() / 4 + 3, '\0');
@@ -34,20 +31,13 @@ std::string decode(std::string_view in) {
   return out;
 }
 
-class CertificatesE2e : public ::testing::Test {
+class CertificatesE2e : public e2e::ClusterTest {
  protected:
   void SetUp() override {
-    auto cfg = kube::load_default_config();
-    ASSERT_TRUE(cfg) << cfg.error().message;
-    auto c = kube::Client::create(io_.get_executor(), *cfg);
-    ASSERT_TRUE(c) << c.error().message;
-    client_ = *c;
-    suffix_ = std::to_string(getpid()) + "-" + std::to_string(counter_++);
+    ASSERT_NO_FATAL_FAILURE(connect());
+    suffix_ = unique_suffix();
     ns_ = "certs-e2e-" + suffix_;
-    auto r = run(client_->create(
-        kube::resources::kNamespaces, "",
-        parse(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns_ + R"("}})")));
-    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_NO_FATAL_FAILURE(create_namespace(ns_));
     config_.namespace_name = ns_;
     config_.dns_names = {"meshop-webhook." + ns_ + ".svc"};
     config_.ip_addresses = {"127.0.0.1"};
@@ -57,29 +47,6 @@ class CertificatesE2e : public ::testing::Test {
     for (const std::string& name : webhooks_)
       (void)run(client_->remove(kube::resources::kMutatingWebhookConfigurations, "", name));
     (void)run(client_->remove(kube::resources::kNamespaces, "", ns_));
-  }
-
-  static rapidjson::Document parse(const std::string& s) {
-    rapidjson::Document d;
-    d.Parse(s.c_str());
-    return d;
-  }
-
-  // Runs one coroutine to completion on the test's io_context. (co_spawn's completion wants a
-  // default-constructible result, which api::Result is not; the value goes through `out`.)
-  template <class T>
-  T run(kube::Task<T> task) {
-    std::optional<T> out;
-    std::exception_ptr error;
-    auto body = [](kube::Task<T> t, std::optional<T>* o) -> kube::Task<void> {
-      T value = co_await std::move(t);
-      o->emplace(std::move(value));
-    };
-    net::co_spawn(io_, body(std::move(task), &out), [&](std::exception_ptr e) { error = e; });
-    io_.restart();
-    io_.run();
-    if (error) std::rethrow_exception(error);
-    return std::move(*out);
   }
 
   // A webhook configuration with two entries: an injector entry (whose caBundle meshop
@@ -119,12 +86,9 @@ class CertificatesE2e : public ::testing::Test {
     return decode(api::string_at(*r, {"data", key}));
   }
 
-  net::io_context io_;
-  std::shared_ptr<kube::Client> client_;
   std::string suffix_, ns_;
   CertificatesConfig config_;
   std::vector<std::string> webhooks_;
-  static inline int counter_ = 0;
 };
 
 TEST_F(CertificatesE2e, CreatesSecretAndPublishesBundleToManagedWebhooksOnly) {

@@ -6,45 +6,32 @@
 // there) and its own revision, so the cluster-scoped objects (ClusterRoles named after revision
 // and namespace) do not collide with other tests. The CRD is applied from crd/ if missing.
 #include <chrono>
-#include <fstream>
-#include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
-#include <unistd.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
 #include "api/json.hpp"
-#include "api/yaml.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
 #include "reconcilers/install.hpp"
+#include "test/e2e/reconcilers/e2e_support.hpp"
 
 namespace meshop::reconcilers {
 namespace {
 
-namespace net = boost::asio;
 using namespace std::chrono_literals;
+using e2e::parse;
 
-class InstallE2e : public ::testing::Test {
+class InstallE2e : public e2e::ClusterTest {
  protected:
   void SetUp() override {
-    auto cfg = kube::load_default_config();
-    ASSERT_TRUE(cfg) << cfg.error().message;
-    auto c = kube::Client::create(io_.get_executor(), *cfg);
-    ASSERT_TRUE(c) << c.error().message;
-    client_ = *c;
-    ensure_crd();
-    suffix_ = std::to_string(getpid()) + "-" + std::to_string(counter_++);
+    ASSERT_NO_FATAL_FAILURE(connect());
+    ASSERT_NO_FATAL_FAILURE(ensure_istio_operator_crd());
+    suffix_ = unique_suffix();
     ns_ = "install-e2e-" + suffix_;
     revision_ = "inst-" + suffix_;
-    auto r = run(client_->create(
-        kube::resources::kNamespaces, "",
-        parse(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns_ + R"("}})")));
-    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_NO_FATAL_FAILURE(create_namespace(ns_));
   }
 
   void TearDown() override {
@@ -71,49 +58,6 @@ class InstallE2e : public ::testing::Test {
     for (const std::string& extra : extra_namespaces_)
       (void)run(client_->remove(kube::resources::kNamespaces, "", extra));
     (void)run(client_->remove(kube::resources::kNamespaces, "", ns_));
-  }
-
-  static rapidjson::Document parse(const std::string& s) {
-    rapidjson::Document d;
-    d.Parse(s.c_str());
-    EXPECT_FALSE(d.HasParseError()) << s;
-    return d;
-  }
-
-  // Runs one coroutine to completion on the test's io_context (see CertificatesE2e).
-  template <class T>
-  T run(kube::Task<T> task) {
-    std::optional<T> out;
-    std::exception_ptr error;
-    auto body = [](kube::Task<T> t, std::optional<T>* o) -> kube::Task<void> {
-      T value = co_await std::move(t);
-      o->emplace(std::move(value));
-    };
-    net::co_spawn(io_, body(std::move(task), &out), [&](std::exception_ptr e) { error = e; });
-    io_.restart();
-    io_.run();
-    if (error) std::rethrow_exception(error);
-    return std::move(*out);
-  }
-
-  void ensure_crd() {
-    auto crd = run(client_->get(kube::resources::kCustomResourceDefinitions, "",
-                                "istiooperators.install.istio.io"));
-    if (crd) return;
-    ASSERT_TRUE(crd.error().is(kube::ErrorKind::kNotFound)) << crd.error().message;
-    std::ifstream in(std::string(MESHOP_SOURCE_DIR) + "/crd/istiooperator.yaml");
-    std::stringstream text;
-    text << in.rdbuf();
-    auto doc = api::yaml_to_json(text.str());
-    ASSERT_TRUE(doc) << doc.message();
-    auto created = run(client_->create(kube::resources::kCustomResourceDefinitions, "", *doc));
-    ASSERT_TRUE(created || created.error().is(kube::ErrorKind::kAlreadyExists))
-        << created.error().message;
-    for (int i = 0; i < 100; ++i) {
-      if (run(client_->list(istio_operator_resource(), "")).ok()) return;
-      std::this_thread::sleep_for(100ms);
-    }
-    FAIL() << "IstioOperator CRD not served";
   }
 
   // An IstioOperator of profile minimal in the test namespace; `spec_extra` holds more spec
@@ -164,11 +108,8 @@ class InstallE2e : public ::testing::Test {
     return r ? std::move(*r) : rapidjson::Document();
   }
 
-  net::io_context io_;
-  std::shared_ptr<kube::Client> client_;
   std::string suffix_, ns_, revision_;
   std::vector<std::string> extra_namespaces_;  // deleted in TearDown
-  static inline int counter_ = 0;
 };
 
 TEST_F(InstallE2e, InstallsLabelledObjectsAndBecomesHealthy) {
