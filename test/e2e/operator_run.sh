@@ -18,6 +18,9 @@
 #      Restarted Events and meshop_restarts_total show it. An injector change of the canary
 #      revision (values edited in the IstioOperator) restarts them again, as TemplateChanged,
 #      once the policy includes template changes.
+#      `meshop tag set prod --revision canary` routes a namespace labelled istio.io/rev=prod to
+#      canary; a caBundle corrupted by hand is repaired within seconds; an invalid
+#      IstioOperator is ERROR with the field path and disturbs nothing else.
 #   6. Drift: the istiod-canary Deployment and the canary webhook configuration, deleted, come
 #      back; a namespaceSelector edited by hand is restored.
 #   7. Deleting the canary IstioOperator uninstalls it (Deployment, ConfigMaps, webhook gone) and
@@ -30,6 +33,7 @@ id=$RANDOM
 cp=e2e-meshop-$id
 ns_a=e2e-op-a-$id
 ns_b=e2e-op-b-$id
+ns_c=e2e-op-c-$id
 work=$(mktemp -d)
 port=$((20000 + id % 20000))
 hport=$((port + 1))
@@ -63,7 +67,8 @@ cleanup() {
     kubectl delete "$kind" -l "install.operator.istio.io/owning-resource-namespace=$cp" \
       --ignore-not-found >/dev/null 2>&1
   done
-  for ns in "$ns_a" "$ns_b" "$cp"; do kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1; done
+  kubectl delete mutatingwebhookconfiguration istio-revision-tag-prod --ignore-not-found >/dev/null 2>&1
+  for ns in "$ns_a" "$ns_b" "$ns_c" "$cp"; do kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1; done
   rm -rf "$work"
   exit "$rc"
 }
@@ -174,6 +179,10 @@ for app in alpha beta; do
   [ "$cause" = RevisionChanged/canary ] || fail "$ns_a/$app restart cause '$cause'"
 done
 [ "$(pod_names "$ns_b" app=gamma)" = "$gamma_pods" ] || fail "$ns_b/gamma was restarted"
+for p in $(pod_names "$ns_a" app=alpha); do
+  rev=$(kubectl -n "$ns_a" get pod "$p" -o jsonpath='{.metadata.annotations.istio\.io/rev}')
+  [ "$rev" = canary ] || fail "$ns_a/$p has istio.io/rev annotation '$rev', want canary"
+done
 served() {
   kubectl -n "$cp" get istiooperator canary -o jsonpath='{.status.revisions}' | grep -q "$ns_a"
 }
@@ -213,6 +222,45 @@ for app in alpha beta; do
   [[ "$cause" == TemplateChanged/canary* ]] || fail "$ns_a/$app restart cause '$cause'"
 done
 [ "$(pod_names "$ns_b" app=gamma)" = "$gamma_pods" ] || fail "$ns_b/gamma was restarted"
+
+# 5c. A revision tag: `meshop tag set prod --revision canary`; a namespace labelled
+# istio.io/rev=prod gets canary sidecars (the operator leaves the CLI's tag alone).
+"$MESHOP_BIN" tag set prod --revision canary >/dev/null
+kubectl create namespace "$ns_c" >/dev/null
+kubectl label namespace "$ns_c" istio.io/rev=prod >/dev/null
+kubectl -n "$ns_c" create deployment delta --image=registry.invalid/delta:1 >/dev/null
+kubectl -n "$ns_c" rollout status deployment/delta --timeout=120s >/dev/null
+all_pods_on "$ns_c" delta canary || fail "$ns_c/delta pods: $(deployment_revisions "$ns_c" delta)"
+exists mutatingwebhookconfiguration istio-revision-tag-prod || fail "the operator pruned the CLI's tag"
+
+# 5d. A corrupted caBundle is repaired within seconds.
+good_bundle=$(kubectl get mutatingwebhookconfiguration "$mwc_canary" -o jsonpath='{.webhooks[0].clientConfig.caBundle}')
+kubectl patch mutatingwebhookconfiguration "$mwc_canary" --type=json \
+  -p '[{"op":"replace","path":"/webhooks/0/clientConfig/caBundle","value":"Y29ycnVwdGVk"}]' >/dev/null
+bundle_repaired() {
+  [ "$(kubectl get mutatingwebhookconfiguration "$mwc_canary" -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" = "$good_bundle" ]
+}
+wait_for 20 "caBundle repaired" bundle_repaired
+
+# 5e. An invalid IstioOperator is ERROR with the field path; the others stay HEALTHY.
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+metadata: {name: broken, namespace: $cp}
+spec:
+  profile: minimal
+  namespace: $cp
+  revision: broken
+  values:
+    pilot: {tolerations: "not a list"}
+YAML
+is_error() { [ "$(iop_status broken)" = ERROR ]; }
+wait_for 30 "IstioOperator broken is ERROR" is_error
+msg=$(kubectl -n "$cp" get istiooperator broken -o jsonpath='{.status.message}')
+[[ "$msg" == *spec.values.pilot.tolerations* ]] || fail "ERROR message lacks the field path: $msg"
+gone -n "$cp" deployment istiod-broken || fail "an invalid IstioOperator was installed"
+is_healthy default && is_healthy canary || fail "an invalid IstioOperator disturbed the others"
+kubectl -n "$cp" delete istiooperator broken >/dev/null
 
 # 6. Drift repair.
 kubectl -n "$cp" delete deployment istiod-canary >/dev/null

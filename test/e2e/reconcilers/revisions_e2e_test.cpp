@@ -7,55 +7,39 @@
 // reads only this test's configurations, namespaces and IstioOperators. The IstioOperator CRD
 // is applied from crd/ if missing.
 #include <chrono>
-#include <fstream>
-#include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
-#include <unistd.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
 #include "api/json.hpp"
-#include "api/yaml.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
 #include "operator/manifest/render.hpp"
 #include "operator/manifest/tag.hpp"
 #include "operator/metrics/registry.hpp"
 #include "reconcilers/revisions.hpp"
+#include "test/e2e/reconcilers/e2e_support.hpp"
 
 namespace meshop::reconcilers {
 namespace {
 
-namespace net = boost::asio;
 using namespace std::chrono_literals;
+using e2e::parse;
 
 const kube::ResourceType kIstioOperators{"install.istio.io", "v1alpha1", "istiooperators",
                                          "IstioOperator", true};
 constexpr const char* kTestLabel = "meshop-revisions-e2e";
 constexpr const char* kPodOptOut = "meshop-revisions-e2e-pod";
 
-rapidjson::Document parse(const std::string& s) {
-  auto d = api::parse_json(s);
-  EXPECT_TRUE(d.ok()) << d.message() << "\n" << s;
-  return d.ok() ? std::move(*d) : rapidjson::Document();
-}
-
-class RevisionsE2e : public ::testing::Test {
+class RevisionsE2e : public e2e::ClusterTest {
  protected:
   void SetUp() override {
-    auto cfg = kube::load_default_config();
-    ASSERT_TRUE(cfg) << cfg.error().message;
-    auto c = kube::Client::create(io_.get_executor(), *cfg);
-    ASSERT_TRUE(c) << c.error().message;
-    client_ = *c;
-    suffix_ = std::to_string(getpid()) + "-" + std::to_string(counter_++);
-    ensure_crd();
+    ASSERT_NO_FATAL_FAILURE(connect());
+    suffix_ = unique_suffix();
+    ASSERT_NO_FATAL_FAILURE(ensure_istio_operator_crd());
     cp_ = "rev-e2e-" + suffix_ + "-cp";
-    create_namespace(cp_, "{}", false);
+    create_labelled_namespace(cp_, "{}", false);
     config_.namespace_selector = std::string(kTestLabel) + "=" + suffix_;
     config_.webhook_selector = std::string(kTestLabel) + "=" + suffix_;
     config_.operator_namespace = cp_;
@@ -67,52 +51,9 @@ class RevisionsE2e : public ::testing::Test {
       (void)run(client_->remove(kube::resources::kNamespaces, "", ns));
   }
 
-  template <class T>
-  T run(kube::Task<T> task) {
-    std::optional<T> out;
-    std::exception_ptr error;
-    auto body = [](kube::Task<T> t, std::optional<T>* o) -> kube::Task<void> {
-      T value = co_await std::move(t);
-      o->emplace(std::move(value));
-    };
-    net::co_spawn(io_, body(std::move(task), &out), [&](std::exception_ptr e) { error = e; });
-    io_.restart();
-    io_.run();
-    if (error) std::rethrow_exception(error);
-    return std::move(*out);
-  }
-
-  void run(kube::Task<void> task) {
-    std::exception_ptr error;
-    net::co_spawn(io_, std::move(task), [&](std::exception_ptr e) { error = e; });
-    io_.restart();
-    io_.run();
-    if (error) std::rethrow_exception(error);
-  }
-
-  void ensure_crd() {
-    auto crd = run(client_->get(kube::resources::kCustomResourceDefinitions, "",
-                                "istiooperators.install.istio.io"));
-    if (crd) return;
-    ASSERT_TRUE(crd.error().is(kube::ErrorKind::kNotFound)) << crd.error().message;
-    std::ifstream in(std::string(MESHOP_SOURCE_DIR) + "/crd/istiooperator.yaml");
-    std::stringstream text;
-    text << in.rdbuf();
-    auto doc = api::yaml_to_json(text.str());
-    ASSERT_TRUE(doc) << doc.message();
-    auto created = run(client_->create(kube::resources::kCustomResourceDefinitions, "", *doc));
-    ASSERT_TRUE(created || created.error().is(kube::ErrorKind::kAlreadyExists))
-        << created.error().message;
-    for (int i = 0; i < 100; ++i) {
-      if (run(client_->list(kIstioOperators, "")).ok()) return;
-      std::this_thread::sleep_for(100ms);
-    }
-    FAIL() << "IstioOperator CRD not served";
-  }
-
   // "rev-e2e-<suffix>-<short>", labelled for this test (unless `mine` is false) plus `labels`.
-  std::string create_namespace(const std::string& name, const std::string& labels,
-                               bool mine = true) {
+  std::string create_labelled_namespace(const std::string& name, const std::string& labels,
+                                        bool mine = true) {
     rapidjson::Document ns = parse(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" +
                                    name + R"(","labels":)" + labels + "}}");
     if (mine)
@@ -125,7 +66,7 @@ class RevisionsE2e : public ::testing::Test {
     return name;
   }
   std::string test_namespace(const std::string& short_name, const std::string& labels) {
-    return create_namespace("rev-e2e-" + suffix_ + "-" + short_name, labels);
+    return create_labelled_namespace("rev-e2e-" + suffix_ + "-" + short_name, labels);
   }
 
   void create_istio_operator(const std::string& name, const std::string& revision) {
@@ -244,13 +185,10 @@ class RevisionsE2e : public ::testing::Test {
     return report;
   }
 
-  net::io_context io_;
-  std::shared_ptr<kube::Client> client_;
   std::shared_ptr<kube::EventRecorder> events_;
   std::string suffix_, cp_;
   RevisionsConfig config_;
   std::vector<std::string> webhooks_, namespaces_;
-  static inline int counter_ = 0;
 };
 
 using Strings = std::vector<std::string>;

@@ -9,30 +9,24 @@
 // configuration of a test carries the label meshop-e2e=<suffix>, and the reconciler is
 // configured to see only those, so leftovers of other tests do not interfere.
 #include <chrono>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
-#include <thread>
-#include <unistd.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
 #include "api/json.hpp"
-#include "api/yaml.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/manifest/tag.hpp"
 #include "operator/restart/webhook_routes.hpp"
 #include "reconcilers/certificates.hpp"
 #include "reconcilers/webhooks.hpp"
+#include "test/e2e/reconcilers/e2e_support.hpp"
 
 namespace meshop::reconcilers {
 namespace {
 
-namespace net = boost::asio;
 using namespace std::chrono_literals;
+using e2e::parse;
 using Names = std::vector<std::string>;
 
 const kube::ResourceType kIops{"install.istio.io", "v1alpha1", "istiooperators", "IstioOperator",
@@ -42,21 +36,14 @@ bool contains(const Names& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-class WebhooksE2e : public ::testing::Test {
+class WebhooksE2e : public e2e::ClusterTest {
  protected:
   void SetUp() override {
-    auto cfg = kube::load_default_config();
-    ASSERT_TRUE(cfg) << cfg.error().message;
-    auto c = kube::Client::create(io_.get_executor(), *cfg);
-    ASSERT_TRUE(c) << c.error().message;
-    client_ = *c;
-    ensure_crd();
-    suffix_ = std::to_string(getpid()) + "x" + std::to_string(counter_++);
+    ASSERT_NO_FATAL_FAILURE(connect());
+    ASSERT_NO_FATAL_FAILURE(ensure_istio_operator_crd());
+    suffix_ = unique_suffix("x");
     ns_ = "wh-e2e-" + suffix_;
-    auto r = run(client_->create(
-        kube::resources::kNamespaces, "",
-        parse(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns_ + R"("}})")));
-    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_NO_FATAL_FAILURE(create_namespace(ns_));
     config_.service_namespace = ns_;
     config_.secret_namespace = ns_;
     config_.url_base = "https://127.0.0.1:1";
@@ -78,54 +65,6 @@ class WebhooksE2e : public ::testing::Test {
         (void)run(client_->remove(kube::resources::kMutatingWebhookConfigurations, "",
                                   api::string_at(m, {"metadata", "name"})));
     (void)run(client_->remove(kube::resources::kNamespaces, "", ns_));
-  }
-
-  static rapidjson::Document parse(const std::string& s) {
-    auto d = api::parse_json(s);
-    EXPECT_TRUE(d) << d.message() << "\n" << s;
-    return std::move(*d);
-  }
-
-  // Runs one coroutine to completion on the test's io_context (as CertificatesE2e does).
-  template <class T>
-  T run(kube::Task<T> task) {
-    std::optional<T> out;
-    std::exception_ptr error;
-    auto body = [](kube::Task<T> t, std::optional<T>* o) -> kube::Task<void> {
-      T value = co_await std::move(t);
-      o->emplace(std::move(value));
-    };
-    net::co_spawn(io_, body(std::move(task), &out), [&](std::exception_ptr e) { error = e; });
-    io_.restart();
-    io_.run();
-    if (error) std::rethrow_exception(error);
-    return std::move(*out);
-  }
-
-  void run_void(kube::Task<void> task) {
-    std::exception_ptr error;
-    net::co_spawn(io_, std::move(task), [&](std::exception_ptr e) { error = e; });
-    io_.restart();
-    io_.run();
-    if (error) std::rethrow_exception(error);
-  }
-
-  // Applies crd/istiooperator.yaml unless the resource is already served.
-  void ensure_crd() {
-    if (run(client_->list(kIops, ""))) return;
-    std::ifstream in(std::string(MESHOP_SOURCE_DIR) + "/crd/istiooperator.yaml");
-    std::stringstream text;
-    text << in.rdbuf();
-    auto crd = api::yaml_to_json(text.str());
-    ASSERT_TRUE(crd) << crd.message();
-    auto applied =
-        run(client_->apply(kube::resources::kCustomResourceDefinitions, *crd, "meshop-e2e", true));
-    ASSERT_TRUE(applied) << applied.error().message;
-    for (int i = 0; i < 100; ++i) {
-      if (run(client_->list(kIops, ""))) return;
-      std::this_thread::sleep_for(200ms);
-    }
-    FAIL() << "istiooperators never served";
   }
 
   // An IstioOperator in the test namespace installing into it (so its configurations are
@@ -197,11 +136,8 @@ class WebhooksE2e : public ::testing::Test {
     return "istio-sidecar-injector" + (revision.empty() ? "" : "-" + revision) + "-" + ns_;
   }
 
-  net::io_context io_;
-  std::shared_ptr<kube::Client> client_;
   std::string suffix_, ns_;
   WebhooksConfig config_;
-  static inline int counter_ = 0;
 };
 
 TEST_F(WebhooksE2e, RevisionConfigurationsGetUpstreamEntriesMeshopUrlAndTheSecretsBundle) {
@@ -426,7 +362,7 @@ TEST_F(WebhooksE2e, ConflictsAreWarningEventsOnTheIstioOperator) {
   WebhooksReconciler r(client_, config_, nullptr, events);
   auto out = pass(r);
   ASSERT_EQ(out.problems.size(), 2u);
-  run_void(events->flush());
+  run(events->flush());
   auto listed = run(client_->list(kube::resources::kEvents, ns_));
   ASSERT_TRUE(listed) << listed.error().message;
   int conflicts = 0;
