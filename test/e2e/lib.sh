@@ -30,3 +30,38 @@ on_exit() {
 if [ -n "${MESHOP_CLUSTER_DIR:-}" ] && [ -f "$MESHOP_CLUSTER_DIR/env" ]; then
   . "$MESHOP_CLUSTER_DIR/env"
 fi
+
+# The revision in a pod's sidecar.istio.io/status annotation, or "none" when not injected.
+pod_revision() {  # NS POD
+  kubectl -n "$1" get pod "$2" -o jsonpath='{.metadata.annotations.sidecar\.istio\.io/status}' |
+    python3 -c 'import json,sys; t=sys.stdin.read(); print(json.loads(t)["revision"] if t else "none")'
+}
+
+# The Deployments of NS were restarted one at a time for CAUSE (meshop.io/restart-cause): each
+# restartedAt is at or after the time the previously restarted Deployment's last pod became
+# Ready. Prints one line per Deployment.
+assert_paced_restarts() {  # NS CAUSE
+  python3 - "$1" "$2" <<'PY' || fail "restarts in $1 overlapped"
+import json, subprocess, sys
+from datetime import datetime
+ns, cause = sys.argv[1], sys.argv[2]
+def get(*args):
+    return json.loads(subprocess.check_output(["kubectl", "-n", ns, "get", *args, "-o", "json"]))
+ts = lambda s: datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ")
+deps = get("deployments")["items"]
+pods = get("pods")["items"]
+rows = []
+for d in deps:
+    ann = d["spec"]["template"]["metadata"].get("annotations", {})
+    started = ts(ann["kubectl.kubernetes.io/restartedAt"])
+    assert ann.get("meshop.io/restart-cause") == cause, ann
+    app = d["metadata"]["name"]
+    ready = [ts(c["lastTransitionTime"]) for p in pods if p["metadata"]["labels"].get("app") == app
+             for c in p["status"].get("conditions", []) if c["type"] == "Ready" and c["status"] == "True"]
+    rows.append((started, max(ready), app))
+rows.sort()
+for (s0, done0, a0), (s1, _, a1) in zip(rows, rows[1:]):
+    print(f"{a0}: restarted {s0}, ready {done0}; next {a1} restarted {s1}")
+    assert s1 >= done0, f"{a1} restarted at {s1} before {a0} completed at {done0}"
+PY
+}

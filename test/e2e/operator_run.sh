@@ -9,11 +9,11 @@
 #      MutatingWebhookConfiguration (url + caBundle) appear with meshop's owner labels, and
 #      status becomes HEALTHY (kwok makes istiod available).
 #   3. A namespace labelled istio-injection=enabled gets sidecars from meshop's webhook for
-#      two Deployments; a second, unlabelled namespace runs one Deployment without.
+#      three Deployments; a second, unlabelled namespace runs one Deployment without.
 #   4. IstioOperator `canary` (revision canary, restarts mode Auto, maxConcurrent 1) installs
 #      istiod-canary and istio-sidecar-injector-canary.
 #   5. Relabelling the first namespace to istio.io/rev=canary restarts its Deployments on their
-#      own (no CLI): every new pod carries the canary sidecar; the other namespace is untouched;
+#      own (no CLI), one at a time: every new pod carries the canary sidecar; the other namespace is untouched;
 #      the canary IstioOperator's status lists the namespace.
 #      Restarted Events and meshop_restarts_total show it. An injector change of the canary
 #      revision (values edited in the IstioOperator) restarts them again, as TemplateChanged,
@@ -92,15 +92,11 @@ YAML
 }
 iop_status() { kubectl -n "$cp" get istiooperator "$1" -o jsonpath='{.status.status}'; }
 is_healthy() { [ "$(iop_status "$1")" = HEALTHY ]; }
-revision_of() {  # NS POD
-  kubectl -n "$1" get pod "$2" -o jsonpath='{.metadata.annotations.sidecar\.istio\.io/status}' |
-    python3 -c 'import json,sys; t=sys.stdin.read(); print(json.loads(t)["revision"] if t else "none")'
-}
 # Revisions of the running pods of Deployment $2 in $1, space separated, sorted unique.
 deployment_revisions() {
   local pods out=""
   pods=$(pod_names "$1" "app=$2")
-  for p in $pods; do out+="$(revision_of "$1" "$p")"$'\n'; done
+  for p in $pods; do out+="$(pod_revision "$1" "$p")"$'\n'; done
   printf '%s' "$out" | sort -u | tr '\n' ' '
 }
 all_pods_on() {  # NS DEPLOYMENT REVISION
@@ -150,13 +146,13 @@ probe() {
   [[ "$out" == *istio-proxy* ]]
 }
 wait_for 60 "meshop injects in $ns_a" probe
-for app in alpha beta; do
+for app in alpha beta epsilon; do
   kubectl -n "$ns_a" create deployment "$app" --image=registry.invalid/$app:1 >/dev/null
 done
 kubectl -n "$ns_b" create deployment gamma --image=registry.invalid/gamma:1 >/dev/null
-for app in alpha beta; do kubectl -n "$ns_a" rollout status "deployment/$app" --timeout=120s >/dev/null; done
+for app in alpha beta epsilon; do kubectl -n "$ns_a" rollout status "deployment/$app" --timeout=120s >/dev/null; done
 kubectl -n "$ns_b" rollout status deployment/gamma --timeout=120s >/dev/null
-for app in alpha beta; do
+for app in alpha beta epsilon; do
   all_pods_on "$ns_a" "$app" default || fail "$ns_a/$app pods: $(deployment_revisions "$ns_a" "$app")"
 done
 all_pods_on "$ns_b" gamma none || fail "$ns_b/gamma was injected"
@@ -171,10 +167,14 @@ url=$(kubectl get mutatingwebhookconfiguration "$mwc_canary" -o jsonpath='{.webh
 
 # 5. Move the namespace; the operator restarts its Deployments by itself.
 kubectl label namespace "$ns_a" istio-injection- istio.io/rev=canary >/dev/null
-for app in alpha beta; do
+echo "--- meshop restart plan right after the relabel (the operator is already at work)"
+"$MESHOP_BIN" restart plan --control-plane-namespace "$cp" || fail "meshop restart plan failed"
+for app in alpha beta epsilon; do
   wait_for 240 "$ns_a/$app restarted onto canary" all_pods_on "$ns_a" "$app" canary
 done
-for app in alpha beta; do
+# maxConcurrent 1: each restart began after the previous rollout completed.
+assert_paced_restarts "$ns_a" RevisionChanged/canary
+for app in alpha beta epsilon; do
   cause=$(kubectl -n "$ns_a" get deployment "$app" -o jsonpath='{.spec.template.metadata.annotations.meshop\.io/restart-cause}')
   [ "$cause" = RevisionChanged/canary ] || fail "$ns_a/$app restart cause '$cause'"
 done
@@ -189,13 +189,13 @@ served() {
 wait_for 60 "canary status lists $ns_a" served
 
 # Visible: a Restarted Event on each Deployment and the restart counter on /metrics.
-for app in alpha beta; do
+for app in alpha beta epsilon; do
   ev=$(kubectl -n "$ns_a" get events --field-selector "involvedObject.name=$app,reason=Restarted" -o name)
   [ -n "$ev" ] || fail "no Restarted Event on $ns_a/$app"
 done
 started=$(curl -sf "http://127.0.0.1:$hport/metrics" |
   awk '/^meshop_restarts_total\{reason="RevisionChanged",result="started"\}/ {print $2}')
-[ "${started%.*}" = 2 ] || fail "meshop_restarts_total RevisionChanged/started is '$started', want 2"
+[ "${started%.*}" = 3 ] || fail "meshop_restarts_total RevisionChanged/started is '$started', want 3"
 
 # 5b. An injector change of the canary revision (a values edit re-rendered into its ConfigMap)
 # restarts the same Deployments again when the policy includes template changes: their pods
@@ -216,7 +216,7 @@ on_new_template() {
   fp=$(fingerprints "$ns_a" "$1")
   [ -n "${fp// /}" ] && [ "$fp" != "$old_fp" ] && [ "$(wc -w <<<"$fp")" = 1 ]
 }
-for app in alpha beta; do
+for app in alpha beta epsilon; do
   wait_for 240 "$ns_a/$app restarted for the template change" on_new_template "$app"
   cause=$(kubectl -n "$ns_a" get deployment "$app" -o jsonpath='{.spec.template.metadata.annotations.meshop\.io/restart-cause}')
   [[ "$cause" == TemplateChanged/canary* ]] || fail "$ns_a/$app restart cause '$cause'"

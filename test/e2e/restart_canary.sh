@@ -61,7 +61,7 @@ for ns in "$ns_a" "$ns_b"; do
   done
 done
 for p in $(pod_names "$ns_a" app); do
-  [ "$(rl_revision_of "$ns_a" "$p")" = default ] || fail "pod $p is not on the default revision"
+  [ "$(pod_revision "$ns_a" "$p")" = default ] || fail "pod $p is not on the default revision"
 done
 before_b=$(kubectl -n "$ns_b" get pods -o jsonpath='{.items[*].metadata.name}')
 [ "$(echo "$before_b" | wc -w)" = 3 ] || fail "expected 3 pods in $ns_b, got: $before_b"
@@ -95,35 +95,13 @@ echo "--- meshop restart run"; cat "$work/run.log"
 
 # Each restart began after the previous rollout completed: restartedAt(next) >= the time the
 # previous Deployment's last new pod became Ready.
-python3 - "$ns_a" <<'PY' || fail "restarts overlapped"
-import json, subprocess, sys
-from datetime import datetime
-ns = sys.argv[1]
-def get(*args):
-    return json.loads(subprocess.check_output(["kubectl", "-n", ns, "get", *args, "-o", "json"]))
-ts = lambda s: datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ")
-deps = get("deployments")["items"]
-pods = get("pods")["items"]
-rows = []
-for d in deps:
-    ann = d["spec"]["template"]["metadata"].get("annotations", {})
-    started = ts(ann["kubectl.kubernetes.io/restartedAt"])
-    assert ann.get("meshop.io/restart-cause") == "RevisionChanged/canary", ann
-    app = d["metadata"]["name"]
-    ready = [ts(c["lastTransitionTime"]) for p in pods if p["metadata"]["labels"].get("app") == app
-             for c in p["status"].get("conditions", []) if c["type"] == "Ready" and c["status"] == "True"]
-    rows.append((started, max(ready), app))
-rows.sort()
-for (s0, done0, a0), (s1, _, a1) in zip(rows, rows[1:]):
-    print(f"{a0}: restarted {s0}, ready {done0}; next {a1} restarted {s1}")
-    assert s1 >= done0, f"{a1} restarted at {s1} before {a0} completed at {done0}"
-PY
+assert_paced_restarts "$ns_a" RevisionChanged/canary
 
 # 8. Every pod in namespace A runs the canary sidecar; namespace B is untouched.
 pods_a=$(kubectl -n "$ns_a" get pods -o jsonpath='{.items[*].metadata.name}')
 [ "$(echo "$pods_a" | wc -w)" = 3 ] || fail "expected 3 pods in $ns_a, got: $pods_a"
 for p in $pods_a; do
-  [ "$(rl_revision_of "$ns_a" "$p")" = canary ] || fail "pod $p is not on the canary revision"
+  [ "$(pod_revision "$ns_a" "$p")" = canary ] || fail "pod $p is not on the canary revision"
   case "$(rl_proxy_image_of "$ns_a" "$p")" in
     *:1.1.0) ;; *) fail "pod $p does not run the canary proxy: $(rl_proxy_image_of "$ns_a" "$p")" ;;
   esac

@@ -142,11 +142,6 @@ rl_wait_injecting() {  # NS
   wait_for 60 "webhook configuration active for $1" _probe "$1"
 }
 
-rl_revision_of() {  # NS POD -> revision of sidecar.istio.io/status, or none
-  kubectl -n "$1" get pod "$2" -o jsonpath='{.metadata.annotations.sidecar\.istio\.io/status}' |
-    python3 -c 'import json,sys; t=sys.stdin.read(); print(json.loads(t)["revision"] if t else "none")'
-}
-
 rl_proxy_image_of() {  # NS POD
   kubectl -n "$1" get pod "$2" -o jsonpath='{range .spec.containers[?(@.name=="istio-proxy")]}{.image}{end}{range .spec.initContainers[?(@.name=="istio-proxy")]}{.image}{end}'
 }

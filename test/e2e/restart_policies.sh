@@ -125,7 +125,7 @@ rl_wait_injecting "$tagged"
 kubectl -n "$tagged" create deployment tagged-app --image=registry.invalid/t:1 >/dev/null
 kubectl -n "$tagged" rollout status deployment/tagged-app --timeout=120s >/dev/null
 p=$(pod_names "$tagged" app=tagged-app)
-[ "$(rl_revision_of "$tagged" "$p")" = default ] || fail "tagged pod not on default"
+[ "$(pod_revision "$tagged" "$p")" = default ] || fail "tagged pod not on default"
 "$MESHOP_BIN" restart plan > "$work/plan-before-move.txt"
 ! grep -q "$tagged" "$work/plan-before-move.txt" || fail "tagged namespace stale before the move"
 # The tag moves to canary (moving an existing tag needs --overwrite).
