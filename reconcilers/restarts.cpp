@@ -180,15 +180,43 @@ Engines build_engines(const restart::ClusterView& view, const RestartsConfig& co
       continue;
     }
     engines.snapshots[r] = *snapshot;
+    std::string key = inject::injector_fingerprint(sources);
+    key += '|';
+    key += std::to_string(static_cast<int>(sources.native_sidecars));
+    for (const std::string& v : sources.node_kubelet_versions)
+      key += '|' + v;
+    engines.engine_keys[r] = std::move(key);
   }
   return engines;
 }
 
-restart::DesiredFn Engines::desired() const {
-  return [this](const std::string& revision,
-                const rapidjson::Value& pod) -> std::optional<restart::Desired> {
+const restart::Desired* DecisionCache::find(const std::string& key) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return nullptr;
+  it->second.used = true;
+  return &it->second.desired;
+}
+
+void DecisionCache::put(std::string key, restart::Desired desired) {
+  entries_.insert_or_assign(std::move(key), Entry{std::move(desired), true});
+}
+
+void DecisionCache::begin_pass() {
+  std::erase_if(entries_, [](const auto& e) { return !e.second.used; });
+  for (auto& [key, entry] : entries_)
+    entry.used = false;
+}
+
+restart::DesiredFn Engines::desired(DecisionCache* cache) const {
+  return [this, cache](const std::string& revision,
+                       const rapidjson::Value& pod) -> std::optional<restart::Desired> {
     auto it = snapshots.find(revision);
     if (it == snapshots.end()) return std::nullopt;
+    std::string key;
+    if (cache != nullptr) {
+      key = revision + '\0' + engine_keys.at(revision) + '\0' + api::to_json(pod);
+      if (const restart::Desired* known = cache->find(key)) return *known;
+    }
     inject::PodRequest request;
     request.pod = &pod;
     request.ns = api::string_at(pod, {"metadata", "namespace"});
@@ -211,6 +239,7 @@ restart::DesiredFn Engines::desired() const {
         d.why = result.message;
         break;
     }
+    if (cache != nullptr) cache->put(std::move(key), d);
     return d;
   };
 }
@@ -248,7 +277,8 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
   restart::ClusterPlanOptions plan_options;
   plan_options.namespace_filter = config_.namespace_filter;
   plan_options.control_plane_namespace = config_.control_plane_namespace;
-  report.plan = restart::plan_cluster(view, engines.desired(), now, plan_options);
+  decisions_.begin_pass();
+  report.plan = restart::plan_cluster(view, engines.desired(&decisions_), now, plan_options);
 
   // 1. Rollouts in progress.
   std::map<std::string, int> running_per_ns;

@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "operator/inject/injector.hpp"
@@ -54,12 +55,38 @@ struct RestartsConfig {
 kube::Task<api::Result<restart::ClusterView>> load_cluster_view(
     std::shared_ptr<kube::Client> client, RestartsConfig config);
 
+// Engine decisions remembered across passes. What the engine gives a pod template depends only
+// on the revision's engine (its ConfigMaps' fingerprint, the native-sidecar setting and the
+// nodes' kubelet versions) and on the pod built from the template (namespace included), so a
+// pass over an unchanged cluster needs no engine run at all: the key is those inputs, the pod
+// as JSON text. Mark and sweep keeps it bounded by what the cluster holds: begin_pass() drops
+// the entries no lookup used since the previous begin_pass().
+// Not thread-safe: one reconciler's passes, one at a time.
+class DecisionCache {
+ public:
+  const restart::Desired* find(const std::string& key);
+  void put(std::string key, restart::Desired desired);
+  void begin_pass();
+  std::size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    restart::Desired desired;
+    bool used = true;
+  };
+  std::unordered_map<std::string, Entry> entries_;
+};
+
 // Each revision's injection engine, built from the view's ConfigMaps; revisions whose
 // ConfigMaps are missing or do not build are listed in `errors` (and plan as UnknownRevision).
 struct Engines {
   std::map<std::string, std::shared_ptr<const inject::Snapshot>> snapshots;
+  // Per revision: what besides the pod its decisions depend on (DecisionCache keys).
+  std::map<std::string, std::string> engine_keys;
   std::map<std::string, std::string> errors;
-  restart::DesiredFn desired() const;
+  // With a cache, decisions are looked up there first and remembered; the Engines must
+  // outlive the returned function, and so must the cache.
+  restart::DesiredFn desired(DecisionCache* cache = nullptr) const;
 };
 Engines build_engines(const restart::ClusterView& view, const RestartsConfig& config);
 
@@ -108,6 +135,7 @@ class RestartsReconciler {
   metrics::Family<metrics::Gauge>* stale_ = nullptr;
   std::map<std::string, std::string> last_state_;   // key → action/why last reported
   std::map<std::string, std::string> last_status_;  // IstioOperator → status.restarts written
+  DecisionCache decisions_;
 };
 
 }  // namespace meshop::reconcilers
