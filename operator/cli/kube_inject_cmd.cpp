@@ -38,6 +38,7 @@
 #include "api/json.hpp"
 #include "api/yaml.hpp"
 #include "operator/cli/cli.hpp"
+#include "operator/cli/cluster.hpp"
 #include "operator/cli/commands.hpp"
 #include "operator/inject/builtin.hpp"
 #include "operator/inject/injector.hpp"
@@ -180,24 +181,12 @@ kube::Task<void> fetch_cluster_inputs(std::shared_ptr<kube::Client> client,
 
 bool read_cluster(const KubeInjectOptions& opts, bool need_config, bool need_values, bool need_mesh,
                   bool need_nodes, ClusterInputs& out, std::ostream& err) {
-  kube::LoadOptions load;
-  load.kubeconfig = opts.kubeconfig;
-  load.context = opts.context;
-  auto config = kube::load_kubeconfig(load);
-  if (!config.ok()) {
-    err << "Error: kubeconfig: " << config.error().message << '\n';
-    return false;
-  }
   boost::asio::io_context ioc;
-  auto client = kube::Client::create(ioc.get_executor(), *config);
-  if (!client.ok()) {
-    err << "Error: " << client.error().message << '\n';
-    return false;
-  }
+  auto client = connect(ioc.get_executor(), opts.kubeconfig, opts.context, err);
+  if (!client) return false;
   std::exception_ptr failure;
   boost::asio::co_spawn(
-      ioc,
-      fetch_cluster_inputs(*client, opts, need_config, need_values, need_mesh, need_nodes, out),
+      ioc, fetch_cluster_inputs(client, opts, need_config, need_values, need_mesh, need_nodes, out),
       [&failure](std::exception_ptr e) { failure = e; });
   ioc.run();
   if (failure) {

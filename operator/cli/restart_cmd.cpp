@@ -21,6 +21,7 @@
 #include "api/json.hpp"
 #include "api/yaml.hpp"
 #include "operator/cli/cli.hpp"
+#include "operator/cli/cluster.hpp"
 #include "operator/cli/commands.hpp"
 #include "operator/kube/config.hpp"
 #include "operator/restart/policy.hpp"
@@ -136,20 +137,7 @@ void print_table(const reconcilers::PassReport& report, std::ostream& out) {
 // The client for --kubeconfig/--context on `ioc`, or null after printing why.
 std::shared_ptr<kube::Client> make_client(const RestartOptions& o, boost::asio::io_context& ioc,
                                           std::ostream& err) {
-  kube::LoadOptions load;
-  load.kubeconfig = o.kubeconfig;
-  load.context = o.context;
-  auto config = kube::load_kubeconfig(load);
-  if (!config.ok()) {
-    err << "Error: kubeconfig: " << config.error().message << '\n';
-    return nullptr;
-  }
-  auto client = kube::Client::create(ioc.get_executor(), *config);
-  if (!client.ok()) {
-    err << "Error: " << client.error().message << '\n';
-    return nullptr;
-  }
-  return *client;
+  return connect(ioc.get_executor(), o.kubeconfig, o.context, err);
 }
 
 int plan_command(const RestartOptions& o, std::ostream& out, std::ostream& err) {

@@ -34,6 +34,7 @@
 
 #include "api/json.hpp"
 #include "operator/cli/cli.hpp"
+#include "operator/cli/cluster.hpp"
 #include "operator/cli/commands.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
@@ -80,13 +81,6 @@ struct RunOptions {
 // The single key of the reconcilers that look at everything at once.
 constexpr const char* kAll = "all";
 
-std::optional<inject::NativeSidecars> parse_native(std::string_view v) {
-  if (v == "auto") return inject::NativeSidecars::kAuto;
-  if (v == "true") return inject::NativeSidecars::kEnabled;
-  if (v == "false") return inject::NativeSidecars::kDisabled;
-  return std::nullopt;
-}
-
 runtime::StoreHandlers enqueue_all(runtime::WorkQueue& queue) {
   return runtime::enqueue_mapped(
       queue, [](const rapidjson::Value&) { return std::vector<std::string>{kAll}; });
@@ -110,39 +104,17 @@ std::string secret_value(const rapidjson::Value& secret, const char* key) {
   return decoded ? *decoded : std::string();
 }
 
-// istiod's ENABLE_NATIVE_SIDECARS=auto asks the nodes' kubelet versions. A free function, not
-// a lambda: a coroutine lambda's captures die with the closure when co_spawn returns.
-asio::awaitable<void> detect_native_sidecars(std::shared_ptr<kube::Client> client,
-                                             inject::SnapshotSources* defaults, bool* done) {
-  kube::ListOptions lopts;
-  auto nodes = co_await client->list_all(kube::resources::kNodes, "", lopts);
-  if (nodes.ok()) {
-    auto items = nodes->list.FindMember("items");
-    if (items != nodes->list.MemberEnd() && items->value.IsArray())
-      for (const auto& n : items->value.GetArray()) {
-        auto v = api::string_at(n, {"status", "nodeInfo", "kubeletVersion"});
-        if (!v.empty()) defaults->node_kubelet_versions.push_back(v);
-      }
-  } else {
-    log::warn("cannot list nodes for native sidecar detection; injecting regular containers",
-              {{"error", nodes.error().message}});
-    defaults->native_sidecars = inject::NativeSidecars::kDisabled;
-  }
+// A free function, not a lambda: a coroutine lambda's captures die with the closure when
+// co_spawn returns.
+asio::awaitable<void> detect_then_flag(std::shared_ptr<kube::Client> client,
+                                       inject::SnapshotSources* defaults, bool* done) {
+  co_await detect_native_sidecars(std::move(client), defaults);
   *done = true;
 }
 
 int run_operator(const RunOptions& opts, Context& ctx) {
-  std::string native_text = opts.native_sidecars;
-  if (native_text.empty()) {
-    const char* env = std::getenv("ENABLE_NATIVE_SIDECARS");
-    native_text = env != nullptr && *env != '\0' ? env : "auto";
-  }
-  auto native = parse_native(native_text);
-  if (!native) {
-    ctx.err << "Error: --native-sidecars: expected true, false or auto, got \"" << native_text
-            << "\"\n";
-    return kExitUsage;
-  }
+  auto native = native_sidecars_setting(opts.native_sidecars, ctx.err);
+  if (!native) return kExitUsage;
   auto host_port = webhook::split_host_port(opts.webhook_address);
   if (!host_port.ok()) {
     ctx.err << "Error: --webhook-addr: " << host_port.message() << '\n';
@@ -155,20 +127,9 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   }
 
   asio::io_context control;
-  kube::LoadOptions lo;
-  lo.kubeconfig = opts.kubeconfig;
-  lo.context = opts.context;
-  auto config = kube::load_default_config(lo);
-  if (!config.ok()) {
-    ctx.err << "Error: " << config.error().message << '\n';
-    return kExitError;
-  }
-  auto created = kube::Client::create(control.get_executor(), *config);
-  if (!created.ok()) {
-    ctx.err << "Error: " << created.error().message << '\n';
-    return kExitError;
-  }
-  std::shared_ptr<kube::Client> client = *created;
+  std::shared_ptr<kube::Client> client =
+      connect(control.get_executor(), opts.kubeconfig, opts.context, ctx.err);
+  if (!client) return kExitError;
 
   metrics::Registry registry;
   runtime::RuntimeMetrics runtime_metrics(registry);
@@ -184,7 +145,7 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   defaults.stamp_fingerprint = true;  // lets the restarts reconciler see TemplateChanged
   if (*native == inject::NativeSidecars::kAuto) {
     bool done = false;
-    asio::co_spawn(control, detect_native_sidecars(client, &defaults, &done), asio::detached);
+    asio::co_spawn(control, detect_then_flag(client, &defaults, &done), asio::detached);
     // The guard keeps run_one() from finding the context idle while the request is in
     // flight; releasing it with no other work left stops the context, hence restart().
     {
@@ -219,15 +180,9 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   so.threads = opts.threads;
   webhook::WebhookServer server(so, revisions_store, certificate, engine, &webhook_metrics);
   bool serving = false;
-  webhook::ConfigMapSource injector_config(
-      client->get_executor(), configmaps.store, revisions_store, engine, &webhook_metrics,
-      [events](const rapidjson::Value& cm, const std::string& message) {
-        auto ref = kube::reference_to(cm);
-        ref.api_version = "v1";
-        ref.kind = "ConfigMap";
-        events->record(ref, kube::EventType::kWarning, "InjectorConfigRejected", "Reload", message);
-      },
-      defaults);
+  webhook::ConfigMapSource injector_config(client->get_executor(), configmaps.store,
+                                           revisions_store, engine, &webhook_metrics,
+                                           configmap_rejection_reporter(events), defaults);
   injector_config.start();
   auto install_certificate = [&](const rapidjson::Value& secret) {
     std::string cert = secret_value(secret, "tls.crt");

@@ -24,6 +24,7 @@
 #include "api/json.hpp"
 #include "api/yaml.hpp"
 #include "operator/cli/cli.hpp"
+#include "operator/cli/cluster.hpp"
 #include "operator/cli/commands.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/config.hpp"
@@ -212,23 +213,12 @@ Task remove_tags(std::shared_ptr<kube::Client> client, std::vector<std::string> 
 // Runs `make(client)` to completion with a client for the options' kubeconfig.
 template <class Make>
 int with_client(const TagOptions& o, std::ostream& err, Make make) {
-  kube::LoadOptions load;
-  load.kubeconfig = o.kubeconfig;
-  load.context = o.context;
-  auto config = kube::load_kubeconfig(load);
-  if (!config.ok()) {
-    err << "Error: kubeconfig: " << config.error().message << '\n';
-    return kExitError;
-  }
   boost::asio::io_context ioc;
-  auto client = kube::Client::create(ioc.get_executor(), *config);
-  if (!client.ok()) {
-    err << "Error: " << client.error().message << '\n';
-    return kExitError;
-  }
+  auto client = connect(ioc.get_executor(), o.kubeconfig, o.context, err);
+  if (!client) return kExitError;
   int rc = kExitError;
   std::exception_ptr failure;
-  boost::asio::co_spawn(ioc, make(*client), [&](std::exception_ptr e, int r) {
+  boost::asio::co_spawn(ioc, make(client), [&](std::exception_ptr e, int r) {
     failure = e;
     rc = r;
   });

@@ -32,6 +32,7 @@
 
 #include "api/json.hpp"
 #include "operator/cli/cli.hpp"
+#include "operator/cli/cluster.hpp"
 #include "operator/cli/commands.hpp"
 #include "operator/inject/builtin.hpp"
 #include "operator/kube/client.hpp"
@@ -66,13 +67,6 @@ struct WebhookOptions {
   unsigned threads = 0;
 };
 
-std::optional<inject::NativeSidecars> parse_native(std::string_view v) {
-  if (v == "auto") return inject::NativeSidecars::kAuto;
-  if (v == "true") return inject::NativeSidecars::kEnabled;
-  if (v == "false") return inject::NativeSidecars::kDisabled;
-  return std::nullopt;
-}
-
 // The cluster side: kube client, ConfigMap informer, Event recorder. Lives on the control
 // loop's io_context (one thread), as the runtime requires.
 struct Cluster {
@@ -90,32 +84,11 @@ struct Cluster {
 asio::awaitable<void> start_cluster(Cluster& c, webhook::RevisionStore& store,
                                     const webhook::Engine& engine, webhook::WebhookMetrics& metrics,
                                     inject::SnapshotSources defaults, std::string ns) {
-  if (defaults.native_sidecars == inject::NativeSidecars::kAuto) {
-    kube::ListOptions opts;
-    auto nodes = co_await c.client->list_all(kube::resources::kNodes, "", opts);
-    if (nodes.ok()) {
-      auto items = nodes->list.FindMember("items");
-      if (items != nodes->list.MemberEnd() && items->value.IsArray())
-        for (const auto& n : items->value.GetArray()) {
-          auto v = api::string_at(n, {"status", "nodeInfo", "kubeletVersion"});
-          if (!v.empty()) defaults.node_kubelet_versions.push_back(v);
-        }
-    } else {
-      log::warn("cannot list nodes for native sidecar detection; injecting regular containers",
-                {{"error", nodes.error().message}});
-      defaults.native_sidecars = inject::NativeSidecars::kDisabled;
-    }
-  }
-  auto events = c.events;
+  if (defaults.native_sidecars == inject::NativeSidecars::kAuto)
+    co_await detect_native_sidecars(c.client, &defaults);
   c.injector_config = std::make_unique<webhook::ConfigMapSource>(
       c.client->get_executor(), c.configmaps, store, engine, &metrics,
-      [events](const rapidjson::Value& cm, const std::string& message) {
-        auto ref = kube::reference_to(cm);
-        ref.api_version = "v1";  // list items carry no TypeMeta
-        ref.kind = "ConfigMap";
-        events->record(ref, kube::EventType::kWarning, "InjectorConfigRejected", "Reload", message);
-      },
-      std::move(defaults));
+      configmap_rejection_reporter(c.events), std::move(defaults));
   c.injector_config->start();
   c.source = std::make_unique<runtime::KubeListWatch>(c.client, kube::resources::kConfigMaps, ns);
   c.informer = std::make_unique<runtime::Informer>("configmaps", c.client->get_executor(), c.clock,
@@ -136,17 +109,8 @@ asio::awaitable<void> poll_files(asio::steady_timer& timer, const bool& stopping
 }
 
 int serve(const WebhookOptions& opts, Context& ctx) {
-  std::string native_text = opts.native_sidecars;
-  if (native_text.empty()) {
-    const char* env = std::getenv("ENABLE_NATIVE_SIDECARS");
-    native_text = env != nullptr && *env != '\0' ? env : "auto";
-  }
-  auto native = parse_native(native_text);
-  if (!native) {
-    ctx.err << "Error: --native-sidecars: expected true, false or auto, got \"" << native_text
-            << "\"\n";
-    return kExitUsage;
-  }
+  auto native = native_sidecars_setting(opts.native_sidecars, ctx.err);
+  if (!native) return kExitUsage;
   if (!opts.config_dir.empty() && !opts.kubeconfig.empty()) {
     ctx.err << "Error: --config-dir and --kubeconfig are exclusive: the configuration comes "
                "either from files or from the cluster's ConfigMaps\n";
@@ -195,20 +159,8 @@ int serve(const WebhookOptions& opts, Context& ctx) {
   asio::io_context control;  // the control loop: signals, polling, metrics, cluster watch
   Cluster cluster;
   if (!opts.kubeconfig.empty()) {
-    kube::LoadOptions lo;
-    lo.kubeconfig = opts.kubeconfig;
-    lo.context = opts.context;
-    auto config = kube::load_default_config(lo);
-    if (!config.ok()) {
-      ctx.err << "Error: " << config.error().message << '\n';
-      return kExitError;
-    }
-    auto client = kube::Client::create(control.get_executor(), *config);
-    if (!client.ok()) {
-      ctx.err << "Error: " << client.error().message << '\n';
-      return kExitError;
-    }
-    cluster.client = *client;
+    cluster.client = connect(control.get_executor(), opts.kubeconfig, opts.context, ctx.err);
+    if (!cluster.client) return kExitError;
     kube::EventRecorderOptions eo;
     eo.controller = "meshop-webhook";
     cluster.events = kube::EventRecorder::create(cluster.client, eo);
