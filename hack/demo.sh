@@ -2,8 +2,9 @@
 # The demo: installs what is missing, builds meshop and the local control plane, brings
 # the control plane up (left running; stop it with `hack/cluster.sh down`) and shows
 # meshop beside it: the CRD and the seed's IstioOperator, the template engine, manifest
-# generation, kube-inject and the restart planner. Later milestones extend this into the full
-# install / canary / restart walk-through under `meshop run`.
+# generation, kube-inject, the restart planner, and `meshop run`: the operator installs the
+# seed's IstioOperator, injects a Deployment through its webhook, installs a canary revision,
+# restarts the Deployment onto it after a relabel, and uninstalls everything.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -72,7 +73,81 @@ kubectl create --dry-run=client --validate=false -f "$tmp/app-injected.yaml" \
 
 say "meshop restart plan: workloads whose sidecar is stale (none on a fresh cluster)"
 "$meshop" restart plan
-rm -rf "$tmp"
+
+say "meshop run: the operator installs the seed's IstioOperator and serves injection"
+# Local mode: the webhook configurations call https://127.0.0.1:15017. Stopped at the end of
+# the demo after it has uninstalled what it installed (a configuration left pointing at a
+# stopped webhook would reject pod creation in labelled namespaces).
+"$meshop" run --local --webhook-addr 127.0.0.1:15017 --health-addr 127.0.0.1:18081 \
+  --native-sidecars false > "$tmp/run.log" 2>&1 &
+run_pid=$!
+stop_operator() {
+  kubectl delete namespace demo --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  kubectl -n istio-system delete iop --all --wait=false >/dev/null 2>&1 || true
+  for _ in $(seq 1 60); do
+    [ -z "$(kubectl -n istio-system get iop -o name 2>/dev/null)" ] && break
+    sleep 0.5
+  done
+  kill "$run_pid" 2>/dev/null || true
+  wait "$run_pid" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap stop_operator EXIT
+wait_until() {  # SECONDS WHAT CMD...
+  local secs=$1 what=$2; shift 2
+  for _ in $(seq 1 $((secs * 2))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
+  echo "timed out waiting for $what; meshop's log:" >&2; tail -n 20 "$tmp/run.log" >&2; exit 1
+}
+healthy() { [ "$(kubectl -n istio-system get iop "$1" -o jsonpath='{.status.status}')" = HEALTHY ]; }
+wait_until 60 "meshop run" curl -sf http://127.0.0.1:18081/readyz
+wait_until 120 "the seed's IstioOperator" healthy cni-annotations
+kubectl -n istio-system get iop
+kubectl -n istio-system get deployments,configmaps -l app.kubernetes.io/managed-by=meshop
+kubectl -n kube-system get daemonsets -l app.kubernetes.io/managed-by=meshop
+kubectl get mutatingwebhookconfigurations -l app.kubernetes.io/managed-by=meshop
+
+say "Injection by meshop's webhook: a Deployment in a namespace labelled istio-injection=enabled"
+kubectl create namespace demo
+kubectl label namespace demo istio-injection=enabled
+injecting() {
+  kubectl -n demo run probe --image=registry.invalid/probe:1 --restart=Never --dry-run=server \
+    -o jsonpath='{.spec.containers[*].name}' | grep -qw istio-proxy
+}
+wait_until 60 "the webhook" injecting
+kubectl -n demo create deployment web --image=nginx:1.27
+kubectl -n demo rollout status deployment/web --timeout=120s
+kubectl -n demo get pods -o jsonpath='{range .items[*]}{.metadata.name}{": init "}{.spec.initContainers[*].name}{", containers "}{.spec.containers[*].name}{", revision "}{.metadata.annotations.istio\.io/rev}{", networks "}{.metadata.annotations.k8s\.v1\.cni\.cncf\.io/networks}{"\n"}{end}'
+
+say "Canary upgrade: revision canary, restarts mode Auto; relabel the namespace and watch"
+kubectl apply -f - <<'YAML'
+apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+metadata: {name: canary, namespace: istio-system}
+spec:
+  profile: minimal
+  revision: canary
+  restarts: {mode: Auto, maxConcurrent: 1}
+YAML
+wait_until 120 "the canary IstioOperator" healthy canary
+kubectl -n istio-system get iop
+kubectl label namespace demo istio-injection- istio.io/rev=canary
+"$meshop" restart plan -n demo
+on_canary() {
+  local revs
+  revs=$(kubectl -n demo get pods -l app=web -o jsonpath='{.items[*].metadata.annotations.istio\.io/rev}')
+  [ "$revs" = canary ]
+}
+wait_until 120 "the restart onto canary" on_canary
+echo "restarted by the operator:"
+kubectl -n demo get deployment web -o jsonpath='{"  restartedAt "}{.spec.template.metadata.annotations.kubectl\.kubernetes\.io/restartedAt}{", cause "}{.spec.template.metadata.annotations.meshop\.io/restart-cause}{"\n"}'
+kubectl -n demo get pods -o jsonpath='{range .items[*]}{"  "}{.metadata.name}{": revision "}{.metadata.annotations.istio\.io/rev}{"\n"}{end}'
+kubectl -n demo get events --field-selector reason=Restarted -o custom-columns=OBJECT:.involvedObject.name,REASON:.reason,MESSAGE:.message
+
+say "Uninstall: deleting the IstioOperators removes what meshop installed"
+stop_operator
+trap - EXIT
+kubectl get mutatingwebhookconfigurations
+kubectl -n istio-system get deployments
 
 say "The cluster is still running"
 echo "  export KUBECONFIG=$kubeconfig"
