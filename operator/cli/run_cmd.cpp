@@ -1,7 +1,9 @@
 // `meshop run`: the operator. One process runs
 //   - informers on IstioOperators, Namespaces, MutatingWebhookConfigurations, the injector
-//     ConfigMaps and the webhook Secret of --namespace, and the Deployments/DaemonSets meshop
-//     installed (label app.kubernetes.io/managed-by=meshop);
+//     ConfigMaps and the webhook Secret of --namespace, the Deployments/DaemonSets meshop
+//     installed (label app.kubernetes.io/managed-by=meshop), and, metadata only, the other
+//     kinds it installs (Services, ServiceAccounts, PDBs, RBAC) so their drift is repaired at
+//     once;
 //   - on the elected leader only (--leader-elect), the controllers of reconcilers/: install,
 //     webhooks, certificates, revisions and restarts (--restarts=false turns the last off);
 //   - on every replica, the sidecar-injection webhook (webhook::WebhookServer) with one
@@ -169,6 +171,18 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   Watched secrets("secrets", client, clock, kube::resources::kSecrets, opts.ns, secret_only);
   Watched deployments("deployments", client, clock, kube::resources::kDeployments, "", managed);
   Watched daemonsets("daemonsets", client, clock, kube::resources::kDaemonSets, "", managed);
+  // The other kinds install applies, watched for drift only: metadata is enough to know that
+  // one changed and which IstioOperator owns it.
+  runtime::KubeListWatchOptions managed_metadata = managed;
+  managed_metadata.metadata_only = true;
+  std::vector<std::unique_ptr<Watched>> drift;
+  for (const kube::ResourceType* type :
+       {&kube::resources::kServices, &kube::resources::kServiceAccounts,
+        &kube::resources::kPodDisruptionBudgets, &kube::resources::kRoles,
+        &kube::resources::kRoleBindings, &kube::resources::kClusterRoles,
+        &kube::resources::kClusterRoleBindings})
+    drift.push_back(
+        std::make_unique<Watched>(type->resource, client, clock, *type, "", managed_metadata));
 
   // --- the webhook (every replica) ------------------------------------------------------
   webhook::RevisionStore revisions_store;
@@ -270,9 +284,12 @@ int run_operator(const RunOptions& opts, Context& ctx) {
     if (auto k = reconcilers::owner_key(o)) keys.push_back(*k);
     return keys;
   };
-  // Drift of what install applied: the workloads (their readiness is the status) and the
-  // ConfigMaps of --namespace; other kinds are repaired at the install's periodic requeue.
+  // Drift of what install applied (and the workloads' readiness, which is its status): any
+  // change to an owned object enqueues its IstioOperator. Kinds not watched (HPAs) are
+  // repaired at the install's periodic requeue.
   for (auto* w : {&deployments, &daemonsets, &configmaps})
+    w->store.add_handlers(runtime::enqueue_mapped(install_q, owner_of));
+  for (auto& w : drift)
     w->store.add_handlers(runtime::enqueue_mapped(install_q, owner_of));
   for (auto* w : {&iops, &webhooks, &secrets})
     w->store.add_handlers(enqueue_all(webhooks_q));
@@ -297,6 +314,8 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   runtime::KubeLeaseLock lease(client, opts.ns, opts.lease_name);
   if (opts.leader_elect) manager.set_lease_lock(lease);
   for (auto* w : {&iops, &namespaces, &webhooks, &configmaps, &secrets, &deployments, &daemonsets})
+    manager.add_informer(w->informer);
+  for (auto& w : drift)
     manager.add_informer(w->informer);
   for (auto* q : {&install_q, &webhooks_q, &revisions_q, &certificates_q})
     manager.add_queue(*q);

@@ -21,8 +21,8 @@
 #      `meshop tag set prod --revision canary` routes a namespace labelled istio.io/rev=prod to
 #      canary; a caBundle corrupted by hand is repaired within seconds; an invalid
 #      IstioOperator is ERROR with the field path and disturbs nothing else.
-#   6. Drift: the istiod-canary Deployment and the canary webhook configuration, deleted, come
-#      back; a namespaceSelector edited by hand is restored.
+#   6. Drift: the istiod-canary Deployment, ServiceAccount and Service and the canary webhook
+#      configuration, deleted, come back; a namespaceSelector edited by hand is restored.
 #   7. Deleting the canary IstioOperator uninstalls it (Deployment, ConfigMaps, webhook gone) and
 #      the finalizer lets the object go.
 set -euo pipefail
@@ -265,6 +265,10 @@ kubectl -n "$cp" delete istiooperator broken >/dev/null
 # 6. Drift repair.
 kubectl -n "$cp" delete deployment istiod-canary >/dev/null
 wait_for 60 "istiod-canary recreated" exists -n "$cp" deployment istiod-canary
+kubectl -n "$cp" delete serviceaccount istiod-canary >/dev/null
+wait_for 60 "ServiceAccount istiod-canary recreated" exists -n "$cp" serviceaccount istiod-canary
+kubectl -n "$cp" delete service istiod-canary >/dev/null
+wait_for 60 "Service istiod-canary recreated" exists -n "$cp" service istiod-canary
 kubectl delete mutatingwebhookconfiguration "$mwc_canary" >/dev/null
 wait_for 60 "canary webhook configuration recreated" exists mutatingwebhookconfiguration "$mwc_canary"
 kubectl patch mutatingwebhookconfiguration "$mwc_canary" --type=json \
