@@ -447,7 +447,10 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
   // Observe.
   auto got = co_await client_->get(iop_type, ns, name);
   if (!got) {
-    if (got.error().is(kube::ErrorKind::kNotFound)) co_return outcome;  // kAbsent
+    if (got.error().is(kube::ErrorKind::kNotFound)) {
+      warned_generation_.erase(key);
+      co_return outcome;  // kAbsent
+    }
     co_return api::Error{got.error().message};
   }
   const rapidjson::Value& iop = *got;
@@ -540,6 +543,21 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     co_return outcome;
   }
 
+  // What the spec asks for that meshop ignores or cannot apply (installPackagePath, an overlay
+  // path that matches nothing, ...): a Warning Event and a log line, once per generation.
+  const std::int64_t generation = int_at(current, {"metadata", "generation"}, 0);
+  if (auto seen = warned_generation_.find(key);
+      seen == warned_generation_.end() || seen->second != generation) {
+    std::vector<std::string> warnings = validation.warnings;
+    warnings.insert(warnings.end(), rendered->warnings.begin(), rendered->warnings.end());
+    for (const std::string& w : warnings) {
+      warn(current, "RenderWarning", w);
+      log::warn("IstioOperator spec partly ignored",
+                {{"controller", "install"}, {"object", key}, {"warning", w}});
+    }
+    warned_generation_[key] = generation;
+  }
+
   // Revision ownership: the oldest IstioOperator of a revision owns it.
   auto all = co_await client_->list_all(iop_type, "");
   if (!all) co_return api::Error{all.error().message};
@@ -566,7 +584,6 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
 
   // A new generation: say so before the (possibly long) apply. Only then, so that passes over
   // an unchanged resource write no status at all.
-  const std::int64_t generation = int_at(current, {"metadata", "generation"}, 0);
   if (int_at(current, {"status", "observedGeneration"}, -1) != generation &&
       api::string_at(current, {"status", "status"}) != to_string(InstallState::kReconciling)) {
     std::string body = R"({"status":{"status":"RECONCILING","message":"applying generation )" +

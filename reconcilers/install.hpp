@@ -210,6 +210,8 @@ class InstallReconciler {
   InstallConfig config_;
   std::shared_ptr<kube::EventRecorder> events_;
   std::map<std::string, kube::ResourceType> types_;  // "apiVersion/kind" → resource
+  // IstioOperator key → the generation whose validation/render warnings were reported.
+  std::map<std::string, std::int64_t> warned_generation_;
   metrics::Family<metrics::Counter>* applied_total_ = nullptr;
   metrics::Family<metrics::Counter>* pruned_total_ = nullptr;
 };

@@ -135,6 +135,15 @@ wait_for 30 "webhook configuration with caBundle" has_ca_bundle "$mwc_default"
 url=$(kubectl get mutatingwebhookconfiguration "$mwc_default" -o jsonpath='{.webhooks[0].clientConfig.url}')
 [ "$url" = "https://127.0.0.1:$port/inject" ] || fail "default webhook url is '$url'"
 
+# What meshop ignores in a spec is a Warning Event on the IstioOperator, not silence.
+kubectl -n "$cp" patch istiooperator default --type=merge -p '{"spec":{"installPackagePath":"/tmp/charts"}}' >/dev/null
+render_warned() {
+  local ev
+  ev=$(kubectl -n "$cp" get events --field-selector involvedObject.name=default,reason=RenderWarning -o jsonpath='{.items[*].message}')
+  [[ "$ev" == *installPackagePath* ]]
+}
+wait_for 30 "RenderWarning Event for installPackagePath" render_warned
+
 # 3. Injection by meshop's own webhook.
 kubectl create namespace "$ns_a" >/dev/null
 kubectl create namespace "$ns_b" >/dev/null
