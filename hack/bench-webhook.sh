@@ -7,8 +7,9 @@
 #
 #   hack/bench-webhook.sh [BUILD_DIR] [-d 10s] [-c 16] [-t 2] [--meshop-threads N]
 #
-# Prints requests/s and latency p50/p99 of each server and the ratios meshop/upstream, and
-# then the in-process Google Benchmark (meshop_inject_bench) on the same settings. All
+# Prints requests/s and latency p50/p99 of each server and the ratios meshop/upstream, then
+# the in-process Google Benchmark (meshop_inject_bench) on the same settings beside upstream's
+# own in-process Go benchmarks (go test -bench in the module), with their ratios. All
 # processes share this machine's cores: run it on an otherwise idle machine.
 # Without a Go toolchain (no oracle), only meshop is measured, with its built-in defaults.
 set -euo pipefail
@@ -141,5 +142,35 @@ if cmake --build "$build" --target meshop_inject_bench -j2 >/dev/null 2>&1 && [ 
   echo
   echo "In-process (Google Benchmark, settings: ${settings:-meshop built-in}):"
   MESHOP_ISTIO_DIR=$istio MESHOP_BENCH_SETTINGS=${settings:-} \
-    "$build/test/bench/meshop_inject_bench" --benchmark_min_time=1 2>/dev/null | grep -E '^(BM_|Benchmark|-)'
+    "$build/test/bench/meshop_inject_bench" --benchmark_min_time=1 \
+    --benchmark_out="$work/inject-bench.json" --benchmark_out_format=json 2>/dev/null | grep -E '^(BM_|Benchmark|-)'
+  # Upstream's own benchmarks from the module (its default settings, the same ones as above):
+  # BenchmarkInjection/many_env_vars is BM_InjectManyEnv's shape, BenchmarkInjectServePC0 is
+  # BM_ServeReviewUpstreamTestPod's.
+  if [ -n "$settings" ]; then
+    echo
+    echo "Upstream in-process (go test -bench in istio.io/istio/pkg/kube/inject, same machine):"
+    if (cd "$root/hack/injectoracle" && GOTOOLCHAIN=local GOFLAGS=-mod=readonly go test -p 2 -run '^$' \
+          -bench '^(BenchmarkInjection|BenchmarkInjectServePC0)$' -benchtime 2s istio.io/istio/pkg/kube/inject) \
+          > "$work/go-bench.txt" 2>&1; then
+      grep -E '^Benchmark' "$work/go-bench.txt"
+      python3 - "$work/inject-bench.json" "$work/go-bench.txt" <<'PY'
+import json, re, sys
+ours = {b["name"]: b["real_time"] * {"ns": 1, "us": 1e3, "ms": 1e6}[b["time_unit"]]
+        for b in json.load(open(sys.argv[1]))["benchmarks"]}
+go = {}
+for line in open(sys.argv[2]):
+    m = re.match(r"^(Benchmark\S+?)(-\d+)?\s+\d+\s+([0-9.]+) ns/op", line)
+    if m:
+        go[m.group(1)] = float(m.group(3))
+pairs = [("BenchmarkInjection/many_env_vars", "BM_InjectManyEnv"),
+         ("BenchmarkInjectServePC0", "BM_ServeReviewUpstreamTestPod")]
+for g, m in pairs:
+    if g in go and m in ours:
+        print(f"{g}: upstream {go[g]/1e3:.0f} us, meshop {m} {ours[m]/1e3:.0f} us -> meshop {go[g]/ours[m]:.1f}x faster")
+PY
+    else
+      echo "bench-webhook: upstream's go test -bench failed (see $work/go-bench.txt)" >&2
+    fi
+  fi
 fi

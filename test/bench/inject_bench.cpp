@@ -2,8 +2,13 @@
 //   BM_InjectHello        upstream's testdata/inject/hello.yaml pod template, engine only
 //   BM_InjectManyEnv      a pod with one container and 2,000 env vars ("many env vars"), engine
 //   BM_ServeReviewHello   the whole webhook path without the network: AdmissionReview JSON in,
-//                         decision + patch + base64 + review JSON out (upstream's
-//                         BenchmarkInjectServe shape)
+//                         decision + patch + base64 + review JSON out, for the hello pod
+//   BM_ServeReviewUpstreamTestPod
+//                         the same path for exactly the review upstream's BenchmarkInjectServePC0
+//                         serves (makeTestData: admission.k8s.io/v1beta1, pod "test" with one
+//                         volume, init container, container and image pull secret)
+// hack/bench-webhook.sh runs upstream's own Go benchmarks (BenchmarkInjection "many env vars",
+// BenchmarkInjectServePC0) beside these and prints the ratios.
 // Configuration: MESHOP_BENCH_SETTINGS=DIR (files config, values[, mesh], e.g. an injectoracle
 // settings directory with upstream's templates) or meshop's built-in defaults. The hello pod is
 // read from the istio module (MESHOP_ISTIO_DIR, else hack/istio-module.sh) at run time.
@@ -125,7 +130,7 @@ void BM_InjectManyEnv(benchmark::State& state) {
 }
 BENCHMARK(BM_InjectManyEnv)->Unit(benchmark::kMicrosecond);
 
-void BM_ServeReviewHello(benchmark::State& state) {
+void serve_review(benchmark::State& state, const std::string& body) {
   webhook::RevisionStore store;
   webhook::RevisionConfig config;
   config.revision = "default";
@@ -133,9 +138,6 @@ void BM_ServeReviewHello(benchmark::State& state) {
   store.publish(config);
   webhook::Engine engine = webhook::default_engine();
   webhook::AdmissionContext ctx{store, engine, nullptr, "default"};
-  std::string body =
-      R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"default","operation":"CREATE","object":)" +
-      hello_pod_json() + "}}";
   webhook::HttpRequest req;
   req.method = "POST";
   req.target = "/inject";
@@ -148,7 +150,22 @@ void BM_ServeReviewHello(benchmark::State& state) {
     benchmark::DoNotOptimize(reply.body.data());
   }
 }
+
+void BM_ServeReviewHello(benchmark::State& state) {
+  serve_review(
+      state,
+      R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"default","operation":"CREATE","object":)" +
+          hello_pod_json() + "}}");
+}
 BENCHMARK(BM_ServeReviewHello)->Unit(benchmark::kMicrosecond);
+
+// The bytes Go's json.Marshal gives for makeTestData's v1beta1 review (no uid, no namespace).
+void BM_ServeReviewUpstreamTestPod(benchmark::State& state) {
+  serve_review(
+      state,
+      R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1beta1","request":{"uid":"","kind":{"group":"admission.k8s.io","version":"v1beta1","kind":"AdmissionRequest"},"resource":{"group":"","version":"","resource":""},"operation":"CREATE","userInfo":{},"object":{"metadata":{"name":"test","creationTimestamp":null},"spec":{"volumes":[{"name":"v0"}],"initContainers":[{"name":"c0","resources":{}}],"containers":[{"name":"c1","resources":{}}],"imagePullSecrets":[{"name":"p0"}]},"status":{}},"oldObject":null,"options":null}})");
+}
+BENCHMARK(BM_ServeReviewUpstreamTestPod)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
