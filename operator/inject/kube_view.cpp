@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -663,7 +664,17 @@ void append_go_json(std::string& out, const rapidjson::Value& json, const GoStru
           if (i) out += ',';
           template_engine::funcs::append_json_string(out, entries[i].first, true);
           out += ':';
-          api::append_json(out, *entries[i].second);
+          // Go writes a resource.Quantity in canonical form ("3000m" is "3").
+          const rapidjson::Value& q = *entries[i].second;
+          std::optional<std::string> canonical;
+          if (f.type == F::kQuantityMap && q.IsString())
+            canonical = canonical_quantity(api::string_view_of(q));
+          else if (f.type == F::kQuantityMap && q.IsNumber())
+            canonical = canonical_quantity(api::to_json(q));
+          if (canonical)
+            template_engine::funcs::append_json_string(out, *canonical, true);
+          else
+            api::append_json(out, q);
         }
         out += '}';
         break;

@@ -42,6 +42,16 @@ TEST(EngineKubeView, ContainerMarshalsInGoFieldOrderWithOmitempty) {
             R"("securityContext":{"runAsUser":0}})");
 }
 
+// Go writes resource.Quantity canonically: the proxy.istio.io/overrides annotation of a
+// kube-injected pod with "3000m" holds "3" (upstream's proxy-override golden).
+TEST(EngineKubeView, GoJsonWritesQuantitiesCanonically) {
+  api::Document c = json(R"({"name":"istio-proxy","resources":{"limits":{"cpu":"3000m",
+    "memory":"1024Mi"},"requests":{"cpu":"123m","memory":2048}}})");
+  EXPECT_EQ(go_json(c, container_type()),
+            R"({"name":"istio-proxy","resources":{"limits":{"cpu":"3","memory":"1Gi"},)"
+            R"("requests":{"cpu":"123m","memory":"2048"}}})");
+}
+
 TEST(EngineKubeView, NormalizeDropsZeroOmitemptyFieldsAndCanonicalisesQuantities) {
   api::Document pod = json(R"({"metadata":{"labels":{},"annotations":{"a":"b"},"name":""},
     "spec":{"hostNetwork":false,"initContainers":[],"containers":[{"name":"c",
