@@ -16,6 +16,10 @@
 //	    stdin: JSON lines, each a Pod; stdout: {"pod": <normalised>} | {"error": "..."}: the
 //	    comparison form of TestInjection's webhook path (decoded into corev1.Pod and
 //	    re-marshalled, sidecar.istio.io/status removed)
+//	injectoracle retype
+//	    stdin: JSON lines {"yaml": "<one YAML document>"}; stdout: {"yaml": ..., "typed": bool}
+//	    | {"error": "..."}: the document as upstream's kube-inject writes an object it decoded
+//	    (typed re-encoding, see retype.go)
 //	injectoracle genpods --seed N --count K
 //	    random pods (JSON lines {"namespace", "pod"}) for the differential test
 package main
@@ -36,7 +40,7 @@ import (
 )
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: injectoracle settings|inject|serve|normalize|genpods [flags] (see main.go)")
+	fmt.Fprintln(os.Stderr, "usage: injectoracle settings|inject|serve|normalize|retype|genpods [flags] (see main.go)")
 	os.Exit(2)
 }
 
@@ -72,6 +76,8 @@ func main() {
 		err = cmdServe(args)
 	case "normalize":
 		err = cmdNormalize(args)
+	case "retype":
+		err = cmdRetype(args)
 	case "genpods":
 		err = cmdGenpods(args)
 	default:

@@ -21,8 +21,11 @@
 // pods of failing parts as pretty JSON, for diff(1).
 // --kube-inject checks upstream's other path instead: meshop::inject::inject_stream on the
 // input file (revision "") must give the golden text exactly (both trimmed), expected errors
-// must fail, the expected warning must be among the warnings. A text difference is reported
-// with its first line and, when the documents differ as JSON too, the first JSON pointer.
+// must fail, the expected warning must be among the warnings. A text that differs is written
+// again as upstream writes the objects it decoded (`injectoracle retype`) and compared once
+// more, so Go's typed re-encoding (status: {}, strategy: {}) is not counted as a difference.
+// A text difference is reported with its first line and, when the documents differ as JSON
+// too, the first JSON pointer.
 // Exit status: with --min-pass, 0 iff the pass rate is at least PERCENT; otherwise 0 iff no
 // selected case failed. 2 on usage or fixture errors.
 #include <algorithm>
@@ -84,7 +87,9 @@ struct PartRun {
 
 struct CaseResult {
   bool pass = false;
-  std::string cause;                 // one line
+  bool retyped = false;  // kube-inject: equal only after Go's typed re-encoding
+  std::string got_text;  // kube-inject: meshop's output when it differs from the golden text
+  std::string cause;     // one line
   std::vector<std::string> details;  // differences, warnings
 };
 
@@ -228,6 +233,7 @@ CaseResult check_kube_inject(const CaseInfo& c, const meshop::inject::Snapshot& 
   }
   std::string base = report_dir + "/" + file_safe(c.name) + ".kube-inject";
   std::ofstream(base + ".got.yaml") << *out;
+  res.got_text = got_text;
   // First differing line, for the one-line cause.
   std::istringstream gs(got_text), ws(want_text);
   std::string gl, wl;
@@ -268,7 +274,7 @@ CaseResult check_kube_inject(const CaseInfo& c, const meshop::inject::Snapshot& 
 
 // Prints and reports the results; the exit status of the program.
 int summarize(const Options& opt, const std::vector<const CaseInfo*>& run,
-              std::vector<CaseResult>& results, const char* path) {
+              std::vector<CaseResult>& results, const char* path, const std::string& note = "") {
   int passed = 0, failed = 0;
   std::ofstream report(opt.report, std::ios::trunc);
   for (std::size_t ci = 0; ci < run.size(); ++ci) {
@@ -298,7 +304,7 @@ int summarize(const Options& opt, const std::vector<const CaseInfo*>& run,
   double rate = run.empty() ? 0.0 : 100.0 * passed / static_cast<double>(run.size());
   std::ostringstream summary;
   summary << path << " path: " << passed << " passed, " << failed << " failed ("
-          << static_cast<int>(rate * 10) / 10.0 << "% of " << run.size() << " cases)";
+          << static_cast<int>(rate * 10) / 10.0 << "% of " << run.size() << " cases" << note << ")";
   report << summary.str() << '\n';
   std::cout << summary.str() << "\nreport: " << opt.report << '\n';
   if (opt.min_pass >= 0) {
@@ -325,7 +331,70 @@ int run_kube_inject(const Options& opt, const std::vector<const CaseInfo*>& run,
     }
     results[ci] = check_kube_inject(c, **built, report_dir);
   }
-  return summarize(opt, run, results, "kube-inject");
+  // Upstream writes what it decoded into typed objects (status: {}, strategy: {}, containers'
+  // resources: {}, zero values dropped); meshop writes the documents as given. Texts that
+  // differ are written again as upstream would write them (injectoracle retype, upstream's own
+  // decoding) and compared once more: equal then means equal content.
+  std::vector<std::string> docs;
+  std::vector<std::pair<std::size_t, std::size_t>> ranges(run.size());  // [first, end) in docs
+  for (std::size_t ci = 0; ci < run.size(); ++ci) {
+    ranges[ci] = {docs.size(), docs.size()};
+    if (results[ci].pass || results[ci].got_text.empty()) continue;
+    std::istringstream in(results[ci].got_text);
+    std::string line, doc;
+    auto flush = [&] {
+      if (doc.find_first_not_of(" \t\n") != std::string::npos) docs.push_back(doc);
+      doc.clear();
+    };
+    while (std::getline(in, line)) {
+      if (line.rfind("---", 0) == 0 && line.find_first_not_of(" \t", 3) == std::string::npos) {
+        flush();
+      } else {
+        doc += line + '\n';
+      }
+    }
+    flush();
+    ranges[ci].second = docs.size();
+  }
+  std::size_t exact = 0, retyped = 0;
+  std::string note;
+  if (!docs.empty() && opt.oracle.empty()) {
+    note = "; no oracle to retype differing texts";
+  } else if (!docs.empty()) {
+    auto typed = mt::retype_documents(opt.oracle, report_dir, docs);
+    if (!typed) {
+      std::cerr << "golden: " << typed.message() << "\n";
+      return 2;
+    }
+    for (std::size_t ci = 0; ci < run.size(); ++ci) {
+      CaseResult& res = results[ci];
+      if (ranges[ci].first == ranges[ci].second) continue;
+      std::string text, error;
+      for (std::size_t d = ranges[ci].first; d < ranges[ci].second; ++d) {
+        const auto& r = (*typed)[d];
+        if (!r.ok && error.empty()) error = r.text;
+        text += r.text + "---\n";
+      }
+      auto want = mt::read_text_file(run[ci]->golden);
+      if (!error.empty()) {
+        res.details.push_back("upstream cannot decode meshop's output: " + error);
+      } else if (want && trim(text) == trim(*want)) {
+        res.pass = res.retyped = true;
+        res.cause = "equal after Go's typed re-encoding (" + res.cause + ")";
+      } else {
+        std::string base = report_dir + "/" + file_safe(run[ci]->name) + ".kube-inject";
+        std::ofstream(base + ".retyped.yaml") << text;
+        res.details.push_back("as upstream would write it: diff -u " + run[ci]->golden + " " +
+                              base + ".retyped.yaml");
+      }
+    }
+  }
+  for (const auto& r : results) {
+    if (r.pass) (r.retyped ? retyped : exact)++;
+  }
+  note = "; " + std::to_string(exact) + " byte-identical, " + std::to_string(retyped) +
+         " identical after Go's typed re-encoding" + note;
+  return summarize(opt, run, results, "kube-inject", note);
 }
 
 }  // namespace

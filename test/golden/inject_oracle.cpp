@@ -160,6 +160,53 @@ api::Result<std::vector<Normalized>> normalize_pods(const std::string& oracle,
   return result;
 }
 
+api::Result<std::vector<Normalized>> retype_documents(const std::string& oracle,
+                                                      const std::string& work_dir,
+                                                      const std::vector<std::string>& documents) {
+  std::string in_path = work_dir + "/retype.in.jsonl";
+  std::string out_path = work_dir + "/retype.out.jsonl";
+  std::string err_path = work_dir + "/retype.err";
+  {
+    std::ofstream in(in_path, std::ios::binary | std::ios::trunc);
+    for (const auto& d : documents) {
+      rapidjson::Document line(rapidjson::kObjectType);
+      line.AddMember("yaml",
+                     rapidjson::Value(d.data(), static_cast<rapidjson::SizeType>(d.size()),
+                                      line.GetAllocator()),
+                     line.GetAllocator());
+      in << api::to_json(line) << '\n';
+    }
+    if (!in) return api::Error{"cannot write " + in_path};
+  }
+  std::string cmd = shell_quote(oracle) + " retype < " + shell_quote(in_path) + " > " +
+                    shell_quote(out_path) + " 2> " + shell_quote(err_path);
+  if (int rc = std::system(cmd.c_str()); rc != 0) {
+    auto err = read_text_file(err_path);
+    return api::Error{"`" + oracle + " retype` failed (status " + std::to_string(rc) +
+                      "): " + (err ? *err : std::string())};
+  }
+  std::ifstream out(out_path, std::ios::binary);
+  std::vector<Normalized> result;
+  std::string line;
+  while (std::getline(out, line)) {
+    auto doc = api::parse_json(line);
+    if (!doc || !doc->IsObject()) return api::Error{"bad retype output line: " + line};
+    Normalized n;
+    if (const auto* y = api::find_member(*doc, "yaml"); y && y->IsString()) {
+      n.ok = true;
+      n.text = y->GetString();
+    } else {
+      n.text = api::string_at(*doc, {"error"});
+    }
+    result.push_back(std::move(n));
+  }
+  if (result.size() != documents.size()) {
+    return api::Error{"retype answered " + std::to_string(result.size()) + " lines for " +
+                      std::to_string(documents.size()) + " documents"};
+  }
+  return result;
+}
+
 namespace {
 
 std::string excerpt(const rapidjson::Value* v) {

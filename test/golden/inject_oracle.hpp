@@ -57,6 +57,13 @@ api::Result<std::vector<Normalized>> normalize_pods(const std::string& oracle,
                                                     const std::vector<std::string>& pods,
                                                     bool blank_fieldref);
 
+// `injectoracle retype` over YAML documents, one call for all: each document as upstream's
+// kube-inject writes an object it decoded (typed re-encoding; unknown kinds unchanged), or an
+// error message.
+api::Result<std::vector<Normalized>> retype_documents(const std::string& oracle,
+                                                      const std::string& work_dir,
+                                                      const std::vector<std::string>& documents);
+
 // The JSON pointers where `got` and `want` differ, first ones first (object members in sorted
 // order, arrays by index), each as "<pointer>: got <json>, want <json>" with long values cut.
 std::vector<std::string> json_differences(const rapidjson::Value& got, const rapidjson::Value& want,
