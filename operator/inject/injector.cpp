@@ -256,8 +256,10 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   }
 
   // RunTemplate: annotations are validated before anything else.
+  // injectPod wraps every RunTemplate error with the same prefix.
   if (auto st = validate_annotations(original); !st)
-    return failed(decision, "invalid_annotation", st.message());
+    return failed(decision, "invalid_annotation",
+                  "failed to run injection template: " + st.message());
 
   const rapidjson::Value* pc_annotation = annotation(original, "proxy.istio.io/config");
   std::string pc_text = string_or_empty(pc_annotation);
@@ -286,7 +288,8 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   stripped->CopyFrom(original, stripped->GetAllocator());
   strip_pod(*stripped, snapshot.mesh_status_port);
   if (auto st = reinsert_overrides(*stripped); !st)
-    return failed(decision, "invalid_annotation", st.message());
+    return failed(decision, "invalid_annotation",
+                  "failed to run injection template: " + st.message());
 
   DeployMeta deploy;
   if (!request.workload_kind.empty()) {

@@ -9,12 +9,12 @@
 // UPSTREAM.jsonl what `injectoracle inject --settings DIR/settings/ID --native N` answered for
 // the same lines (ID defaults to "default", upstream TestInjection's default settings;
 // --case NAME takes the settings and native mode of that golden case from cases.json) ({"pod"} |
-// {"error"} | {"skipped": true}). Per pod the outcomes must agree: both skipped, both denied (the
-// messages are only counted), or both injected with equal pods in the comparison form of the golden
-// suite (`injectoracle normalize`: decoded into corev1.Pod, status annotation dropped). Each
-// mismatch is printed with its seed and index, and the pod, meshop's and upstream's results are
-// written to FILE.d/<index>.*.json. Exit status 0 iff mismatches are at most PERCENT of the pods
-// (default 0).
+// {"error"} | {"skipped": true}). Per pod the outcomes must agree: both skipped, both denied with
+// the same message (what the user sees from the apiserver), or both injected with equal pods in the
+// comparison form of the golden suite (`injectoracle normalize`: decoded into corev1.Pod, status
+// annotation dropped). Each mismatch is printed with its seed and index, and the pod, meshop's and
+// upstream's results are written to FILE.d/<index>.*.json. Exit status 0 iff mismatches are at most
+// PERCENT of the pods (default 0).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -201,7 +201,13 @@ int main(int argc, char** argv) {
                 (r.upstream == Outcome::kFailed ? " (" + r.upstream_text + ")" : "");
     } else if (r.upstream == Outcome::kFailed) {
       ++both_errors;
-      if (r.meshop.message == r.upstream_text) ++same_error_text;
+      // The message is what `kubectl apply` shows the user: it must be upstream's.
+      if (r.meshop.message == r.upstream_text) {
+        ++same_error_text;
+      } else {
+        problem = "both denied, messages differ: meshop \"" + r.meshop.message + "\", upstream \"" +
+                  r.upstream_text + "\"";
+      }
     } else if (r.upstream == Outcome::kSkipped) {
       ++skipped;
     } else {
