@@ -6,6 +6,7 @@
 #include <rapidjson/error/en.h>
 
 #include "api/go_format.hpp"
+#include "api/utf8.hpp"
 
 namespace meshop::api {
 
@@ -42,6 +43,12 @@ bool too_deep(std::string_view text) {
 Result<Document> parse_json(std::string_view text) {
   if (too_deep(text)) {
     return Error{"invalid JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
+  }
+  // As encoding/json: bytes that are not UTF-8 read as U+FFFD (a rare slow path).
+  std::string coerced;
+  if (!valid_utf8(text)) {
+    coerced = coerce_utf8(text);
+    text = coerced;
   }
   Document doc;
   // Iterative parsing: nesting depth of untrusted input must not be bounded by the stack.

@@ -29,7 +29,8 @@ using Allocator = rapidjson::Document::AllocatorType;
 // offset and the line/column: "invalid JSON at line 3, column 7 (offset 25): Missing a comma
 // or '}' after an object member." Nesting deeper than 10000 levels is rejected (every walk
 // over a DOM is recursive). Duplicate member names are kept as RapidJSON keeps them (Go's
-// decoder keeps the last); find_member returns the first.
+// decoder keeps the last); find_member returns the first. Bytes that are not UTF-8 read as
+// U+FFFD, one per byte, as Go's decoder reads them (line/column then count the replacements).
 Result<Document> parse_json(std::string_view text);
 
 struct JsonWriteOptions {

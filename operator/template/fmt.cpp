@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "api/utf8.hpp"
 #include "operator/template/fmt_internal.hpp"
 #include "operator/template/functions.hpp"
 
@@ -39,24 +40,8 @@ void append_rune(std::string& out, char32_t r) {
 // utf8.DecodeRuneInString: invalid encodings decode as (U+FFFD, 1).
 std::pair<char32_t, int> decode_rune(std::string_view s) {
   if (s.empty()) return {0xFFFD, 0};
-  auto b0 = static_cast<unsigned char>(s[0]);
-  if (b0 < 0x80) return {b0, 1};
-  auto cont = [&](std::size_t i) {
-    return i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80;
-  };
-  auto at = [&](std::size_t i) { return static_cast<char32_t>(static_cast<unsigned char>(s[i])); };
-  if (b0 >= 0xC2 && b0 <= 0xDF && cont(1)) return {((at(0) & 0x1F) << 6) | (at(1) & 0x3F), 2};
-  if (b0 >= 0xE0 && b0 <= 0xEF && cont(1) && cont(2)) {
-    char32_t r = ((at(0) & 0x0F) << 12) | ((at(1) & 0x3F) << 6) | (at(2) & 0x3F);
-    if (r >= 0x800 && (r < 0xD800 || r > 0xDFFF)) return {r, 3};
-    return {0xFFFD, 1};
-  }
-  if (b0 >= 0xF0 && b0 <= 0xF4 && cont(1) && cont(2) && cont(3)) {
-    char32_t r =
-        ((at(0) & 0x07) << 18) | ((at(1) & 0x3F) << 12) | ((at(2) & 0x3F) << 6) | (at(3) & 0x3F);
-    if (r >= 0x10000 && r <= 0x10FFFF) return {r, 4};
-  }
-  return {0xFFFD, 1};
+  api::Rune r = api::decode_rune(s, 0);
+  return {r.r, r.width};
 }
 
 std::size_t rune_count(std::string_view s) {
