@@ -223,6 +223,7 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   // filled in from the request. The patch is computed against this form.
   api::Document original;
   original.CopyFrom(*request.pod, original.GetAllocator());
+  bool created_metadata = false;  // the pod as sent has no metadata at all
   if (rapidjson::Value* meta = api::find_member(original, "metadata")) {
     if (meta->IsObject()) {
       meta->RemoveMember("managedFields");
@@ -236,6 +237,7 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
       }
     }
   } else if (!request.ns.empty()) {
+    created_metadata = true;
     rapidjson::Value new_meta(rapidjson::kObjectType);
     new_meta.AddMember("namespace", api::make_string(request.ns, original.GetAllocator()),
                        original.GetAllocator());
@@ -418,6 +420,17 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   result.outcome = Outcome::kInjected;
   result.decision = decision;
   api::Document patch = api::create_json_patch(original, merged);
+  if (created_metadata && patch.IsArray()) {
+    // Only a client other than the apiserver sends a pod without metadata; the patch still
+    // has to apply to what it sent.
+    rapidjson::Value op(rapidjson::kObjectType);
+    op.AddMember("op", "add", patch.GetAllocator());
+    op.AddMember("path", "/metadata", patch.GetAllocator());
+    op.AddMember("value", rapidjson::Value(rapidjson::kObjectType), patch.GetAllocator());
+    patch.PushBack(op, patch.GetAllocator());
+    for (rapidjson::SizeType i = patch.Size() - 1; i > 0; --i)
+      patch[i].Swap(patch[i - 1]);
+  }
   result.patch = api::to_json(patch);
   result.pod = std::move(merged);
   return result;

@@ -345,3 +345,62 @@ TEST(EngineFingerprint, DependsOnTheConfigMapsOnlyAndIsStampedWhenAsked) {
 
 }  // namespace
 }  // namespace meshop::inject
+
+namespace meshop::inject {
+namespace {
+
+// Found by fuzz_inject: a container name that is not UTF-8 reached the probe rewrite raw and
+// came back escaped in one place and replaced in another, so the patch and the returned pod
+// disagreed. Read as Go reads it (U+FFFD per invalid byte), both agree.
+TEST(EnginePipeline, InvalidUtf8InAPodIsReadAsGoReadsItAndThePatchMatchesThePod) {
+  auto s = snapshot_of(builtin_sources());
+  ASSERT_TRUE(s);
+  auto pod = api::parse_json(
+      "{\"metadata\":{\"name\":\"p\",\"namespace\":\"apps\"},\"spec\":{\"containers\":[{"
+      "\"name\":\"sidec\xFFr\",\"image\":\"nginx\",\"livenessProbe\":{\"httpGet\":{\"path\":"
+      "\"/healthz\",\"port\":8080}}}]}}");
+  ASSERT_TRUE(pod.ok()) << pod.message();
+  PodRequest req;
+  req.pod = &*pod;
+  InjectResult r = inject(*s, req);
+  ASSERT_EQ(r.outcome, Outcome::kInjected) << r.message;
+  EXPECT_EQ(api::string_at(*api::find(r.pod, "/spec/containers/0/livenessProbe/httpGet"), {"path"}),
+            "/app-health/sidec\xEF\xBF\xBDr/livez");
+  auto patch = api::parse_json(r.patch);
+  ASSERT_TRUE(patch.ok());
+  api::Document patched;
+  patched.CopyFrom(*pod, patched.GetAllocator());
+  ASSERT_TRUE(api::apply_json_patch(patched, *patch).ok());
+  EXPECT_TRUE(api::json_equal(patched, r.pod)) << json_diff(patched, r.pod);
+}
+
+}  // namespace
+}  // namespace meshop::inject
+
+namespace meshop::inject {
+namespace {
+
+// Found by fuzz_inject: a pod sent without metadata (no apiserver does that) got a patch that
+// adds /metadata/labels to an object that has no /metadata.
+TEST(EnginePipeline, PatchForAPodWithoutMetadataCreatesIt) {
+  auto s = snapshot_of(builtin_sources());
+  ASSERT_TRUE(s);
+  api::Document pod = json(R"({"spec":{"containers":[{"name":"app","image":"nginx"}]}})");
+  PodRequest req;
+  req.pod = &pod;
+  req.ns = "apps";
+  InjectResult r = inject(*s, req);
+  ASSERT_EQ(r.outcome, Outcome::kInjected) << r.message;
+  EXPECT_EQ(r.patch.rfind(R"([{"op":"add","path":"/metadata","value":{}},)", 0), 0u) << r.patch;
+  auto patch = api::parse_json(r.patch);
+  ASSERT_TRUE(patch.ok());
+  api::Document patched;
+  patched.CopyFrom(pod, patched.GetAllocator());
+  ASSERT_TRUE(api::apply_json_patch(patched, *patch).ok()) << r.patch;
+  // The namespace comes from the request, not from the patch.
+  api::find_member(r.pod, "metadata")->RemoveMember("namespace");
+  EXPECT_TRUE(api::json_equal(patched, r.pod)) << json_diff(patched, r.pod);
+}
+
+}  // namespace
+}  // namespace meshop::inject
