@@ -1,7 +1,9 @@
 #include "api/json.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include <rapidjson/error/en.h>
 
@@ -38,6 +40,40 @@ bool too_deep(std::string_view text) {
   return false;
 }
 
+// Go's decoder keeps the last of duplicate member names. Objects are checked in
+// O(n log n) and only rebuilt when a duplicate exists (the apiserver never sends one).
+void drop_duplicate_members(Value& v) {
+  if (v.IsArray()) {
+    for (auto& e : v.GetArray())
+      drop_duplicate_members(e);
+    return;
+  }
+  if (!v.IsObject()) return;
+  for (auto& m : v.GetObject())
+    drop_duplicate_members(m.value);
+  const rapidjson::SizeType n = v.MemberCount();
+  if (n < 2) return;
+  std::vector<std::pair<std::string_view, rapidjson::SizeType>> names;
+  names.reserve(n);
+  rapidjson::SizeType i = 0;
+  for (auto& m : v.GetObject())
+    names.emplace_back(std::string_view(m.name.GetString(), m.name.GetStringLength()), i++);
+  std::sort(names.begin(), names.end());
+  std::vector<bool> drop(n, false);
+  bool any = false;
+  for (std::size_t k = 1; k < names.size(); ++k) {
+    if (names[k].first == names[k - 1].first) {
+      drop[names[k - 1].second] = true;  // an earlier occurrence
+      any = true;
+    }
+  }
+  if (!any) return;
+  // Erase from the back so the indexes of the rest stay valid.
+  for (rapidjson::SizeType k = n; k-- > 0;) {
+    if (drop[k]) v.EraseMember(v.MemberBegin() + k);
+  }
+}
+
 }  // namespace
 
 Result<Document> parse_json(std::string_view text) {
@@ -70,6 +106,7 @@ Result<Document> parse_json(std::string_view text) {
                  std::to_string(column) + " (offset " + std::to_string(offset) +
                  "): " + rapidjson::GetParseError_En(doc.GetParseError())};
   }
+  drop_duplicate_members(doc);
   return doc;
 }
 

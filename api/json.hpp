@@ -28,8 +28,8 @@ using Allocator = rapidjson::Document::AllocatorType;
 // Parses one JSON text (RFC 8259; trailing garbage is an error). The error names the byte
 // offset and the line/column: "invalid JSON at line 3, column 7 (offset 25): Missing a comma
 // or '}' after an object member." Nesting deeper than 10000 levels is rejected (every walk
-// over a DOM is recursive). Duplicate member names are kept as RapidJSON keeps them (Go's
-// decoder keeps the last); find_member returns the first. Bytes that are not UTF-8 read as
+// over a DOM is recursive). Of duplicate member names the last is kept, as Go's decoder
+// keeps it (at its own position). Bytes that are not UTF-8 read as
 // U+FFFD, one per byte, as Go's decoder reads them (line/column then count the replacements).
 Result<Document> parse_json(std::string_view text);
 

@@ -39,3 +39,26 @@ TEST(Utf8, ParseJsonReadsInvalidBytesAsReplacementCharacters) {
 
 }  // namespace
 }  // namespace meshop::api
+
+namespace meshop::api {
+namespace {
+
+// Found by fuzz_inject: an ownerReference with two "name" members. Go's decoder keeps the
+// last, so the engine must never see both.
+TEST(JsonDuplicates, TheLastOfDuplicateMembersIsKeptAsGoKeepsIt) {
+  auto doc = parse_json(R"({"a":1,"b":{"x":1,"y":2,"x":3},"a":[{"k":1,"k":2}],"c":3})");
+  ASSERT_TRUE(doc.ok()) << doc.message();
+  EXPECT_EQ(to_json(*doc), R"({"b":{"y":2,"x":3},"a":[{"k":2}],"c":3})");
+  // Many members take the sorted path; nothing is dropped without a duplicate.
+  std::string big = "{";
+  for (int i = 0; i < 1000; ++i)
+    big += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+  big += ",\"k7\":\"last\"}";
+  auto many = parse_json(big);
+  ASSERT_TRUE(many.ok());
+  EXPECT_EQ(many->MemberCount(), 1000u);
+  EXPECT_EQ(string_at(*many, {"k7"}), "last");
+}
+
+}  // namespace
+}  // namespace meshop::api
