@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "api/hash.hpp"
 #include "api/istio_operator.hpp"
 #include "operator/log/log.hpp"
 #include "operator/manifest/render.hpp"
@@ -351,6 +352,10 @@ InstallReconciler::InstallReconciler(std::shared_ptr<kube::Client> client, Insta
     applied_total_ =
         &registry->counter("meshop_install_applied_objects_total",
                            "Objects server-side applied for IstioOperators.", {"kind"});
+    unchanged_total_ = &registry->counter(
+        "meshop_install_unchanged_objects_total",
+        "Objects not applied again: unchanged since meshop applied them (resourceVersion).",
+        {"kind"});
     pruned_total_ = &registry->counter(
         "meshop_install_deleted_objects_total",
         "Objects deleted for IstioOperators (pruned as no longer rendered, or uninstalled).",
@@ -635,8 +640,8 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
               {{"controller", "install"}, {"object", key}, {"namespace", object_ns}});
   }
 
-  // Apply, in render order.
-  std::vector<api::Document> responses;
+  // Apply, in render order; skip what nobody changed since this reconciler applied it.
+  std::vector<std::shared_ptr<const api::Document>> responses;
   responses.reserve(objects.size());
   std::vector<AppliedObject> applied;
   for (const manifest::RenderedObject& r : objects) {
@@ -644,19 +649,42 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     if (!managed_kind(kind)) continue;
     AppliedObject entry;
     entry.component = r.component;
+    const ObjectId id = object_id(r.object);
+    const std::uint64_t rendered_hash = api::fnv1a(api::to_json(r.object));
+    if (config_.live) {
+      auto last = last_apply_.find(id);
+      if (last != last_apply_.end() && last->second.rendered_hash == rendered_hash) {
+        auto live = config_.live(id);
+        if (live && !last->second.resource_version.empty() &&
+            api::string_at(*live, {"metadata", "resourceVersion"}) ==
+                last->second.resource_version) {
+          responses.push_back(last->second.response);
+          entry.live = responses.back().get();
+          ++outcome.unchanged;
+          if (unchanged_total_ != nullptr) unchanged_total_->with({kind}).inc();
+          applied.push_back(std::move(entry));
+          continue;
+        }
+      }
+    }
     const std::string api_version = api::string_at(r.object, {"apiVersion"});
     auto type = co_await resource_for(api_version, kind);
     if (!type) {
       entry.error = type.message();
+      last_apply_.erase(id);
     } else {
       auto result = co_await client_->apply(*type, r.object, config_.field_manager, true);
       if (result) {
-        responses.push_back(std::move(*result));
-        entry.live = &responses.back();
+        auto response = std::make_shared<const api::Document>(std::move(*result));
+        last_apply_[id] = {rendered_hash,
+                           api::string_at(*response, {"metadata", "resourceVersion"}), response};
+        responses.push_back(std::move(response));
+        entry.live = responses.back().get();
         ++outcome.applied;
         if (applied_total_ != nullptr) applied_total_->with({kind}).inc();
       } else {
         entry.error = result.error().message;
+        last_apply_.erase(id);
       }
     }
     applied.push_back(std::move(entry));

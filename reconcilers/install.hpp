@@ -27,7 +27,9 @@
 // Namespaces the objects need (labelled as meshop's; never deleted), then server-side apply
 // every object except MutatingWebhookConfigurations in render order, field manager
 // "meshop", force. Force is what repairs drift: an edited managed field is taken back and a
-// deleted object re-created on the next pass.
+// deleted object re-created on the next pass. With InstallConfig::live (meshop run), an
+// object whose rendered form and live resourceVersion are those of this reconciler's last
+// apply is passed over (counted in meshop_install_unchanged_objects_total).
 // Prune: for each renderable kind, list by the owner labels; delete what is not rendered now.
 // Skipped when any apply failed (a partial render must not delete the rest).
 // Report: a JSON merge patch of the status subresource with only this reconciler's keys
@@ -47,6 +49,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -157,8 +161,19 @@ std::string status_patch(const StatusReport& report, std::int64_t generation,
 
 // ---- The reconciler ----
 
+// The live object of an ObjectId as a watch cache holds it (full, or metadata only: only
+// metadata.resourceVersion is read), nullptr when the cache does not have it or does not
+// cover its kind. See InstallConfig::live.
+using LiveLookup = std::function<std::shared_ptr<const rapidjson::Document>(const ObjectId&)>;
+
 struct InstallConfig {
   std::string field_manager = "meshop";
+  // Optional. With it, an object whose rendered form is what this reconciler last applied and
+  // whose live resourceVersion is still the one that apply returned is not applied again:
+  // nobody changed it since (a changed, re-created or deleted object has another
+  // resourceVersion or none). The status is then computed from that apply's response. Without
+  // it (tests, CLI) every pass applies everything. `meshop run` passes its informers' stores.
+  LiveLookup live;
   std::chrono::seconds not_ready_requeue{5};
   std::chrono::seconds healthy_requeue{300};
   std::chrono::seconds conflict_requeue{30};
@@ -178,7 +193,8 @@ struct InstallOutcome {
   InstallState state = InstallState::kNone;
   std::string message;
   int applied = 0;
-  int pruned = 0;  // deleted as no longer rendered, or by uninstall
+  int unchanged = 0;  // not applied: unchanged since this reconciler's last apply (config.live)
+  int pruned = 0;     // deleted as no longer rendered, or by uninstall
   std::vector<std::string> created_namespaces;
 };
 
@@ -212,7 +228,16 @@ class InstallReconciler {
   std::map<std::string, kube::ResourceType> types_;  // "apiVersion/kind" → resource
   // IstioOperator key → the generation whose validation/render warnings were reported.
   std::map<std::string, std::int64_t> warned_generation_;
+  // What the last apply of an object sent and got: the hash of the rendered object, the
+  // response (its resourceVersion and, for workloads, the state the status is computed from).
+  struct LastApply {
+    std::uint64_t rendered_hash = 0;
+    std::string resource_version;
+    std::shared_ptr<const api::Document> response;
+  };
+  std::map<ObjectId, LastApply> last_apply_;
   metrics::Family<metrics::Counter>* applied_total_ = nullptr;
+  metrics::Family<metrics::Counter>* unchanged_total_ = nullptr;
   metrics::Family<metrics::Counter>* pruned_total_ = nullptr;
 };
 

@@ -93,8 +93,10 @@ struct Watched {
   Watched(const std::string& name, const std::shared_ptr<kube::Client>& client,
           runtime::Clock& clock, const kube::ResourceType& type, std::string ns,
           runtime::KubeListWatchOptions options)
-      : source(client, type, std::move(ns), std::move(options)),
+      : type(type),
+        source(client, type, std::move(ns), std::move(options)),
         informer(name, client->get_executor(), clock, source, store) {}
+  kube::ResourceType type;
   runtime::KubeListWatch source;
   runtime::Store store{runtime::strip_managed_fields};
   runtime::Informer informer;
@@ -235,7 +237,20 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   }
   reconcilers::CertificatesReconciler certificates(client, cc, &registry, events);
 
-  reconcilers::InstallReconciler install(client, {}, &registry, events);
+  // Install skips what nobody changed since it applied it; the informers tell it the live
+  // resourceVersion of each kind it watches (the injector ConfigMaps only in --namespace).
+  reconcilers::InstallConfig ic;
+  ic.live = [&](const reconcilers::ObjectId& id) -> runtime::Object {
+    const runtime::Store* store = nullptr;
+    if (id.group == "apps" && id.kind == "Deployment") store = &deployments.store;
+    if (id.group == "apps" && id.kind == "DaemonSet") store = &daemonsets.store;
+    if (id.group.empty() && id.kind == "ConfigMap" && id.ns == opts.ns) store = &configmaps.store;
+    for (const auto& w : drift)
+      if (w->type.kind == id.kind && w->type.group == id.group) store = &w->store;
+    if (store == nullptr || !store->has_synced()) return nullptr;
+    return store->get(runtime::make_key(id.ns, id.name));
+  };
+  reconcilers::InstallReconciler install(client, ic, &registry, events);
 
   reconcilers::WebhooksConfig wc;
   wc.service_name = opts.webhook_service;

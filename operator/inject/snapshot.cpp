@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdint>
 
+#include "api/hash.hpp"
 #include "api/yaml.hpp"
 #include "operator/template/funcs_support.hpp"
 
@@ -234,14 +235,10 @@ bool kubelet_versions_support_native(const std::vector<std::string>& versions) {
 }
 
 std::string injector_fingerprint(const SnapshotSources& sources) {
-  std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64
+  std::uint64_t h = api::kFnv1aOffset;
   auto mix = [&h](std::string_view part) {
-    for (unsigned char c : part) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-    h ^= 0xff;  // separator: the byte 0xff never occurs in UTF-8 text
-    h *= 1099511628211ull;
+    // Each part ends with the byte 0xff, which never occurs in UTF-8 text.
+    h = api::fnv1a("\xff", api::fnv1a(part, h));
   };
   mix(sources.revision == "default" ? std::string_view() : std::string_view(sources.revision));
   mix(sources.config);

@@ -23,6 +23,7 @@
 #      IstioOperator is ERROR with the field path and disturbs nothing else.
 #   6. Drift: the istiod-canary Deployment, ServiceAccount and Service and the canary webhook
 #      configuration, deleted, come back; a namespaceSelector edited by hand is restored.
+#      Install passed over unchanged objects meanwhile (meshop_install_unchanged_objects_total).
 #   7. Deleting the canary IstioOperator uninstalls it (Deployment, ConfigMaps, webhook gone) and
 #      the finalizer lets the object go.
 set -euo pipefail
@@ -288,6 +289,19 @@ restored() {
   [[ "$sel" != *by-hand* ]]
 }
 wait_for 60 "edited namespaceSelector restored" restored
+
+# 6b. Install does not re-apply what nobody changed (the informers' resourceVersions), and
+# the deletions above were still repaired: both counters moved.
+install_counts() {
+  curl -sf "http://127.0.0.1:$hport/metrics" | awk '
+    /^meshop_install_applied_objects_total\{/ {a += $2}
+    /^meshop_install_unchanged_objects_total\{/ {u += $2}
+    END {printf "%d %d\n", a, u}'
+}
+read -r applied unchanged < <(install_counts)
+echo "install: $applied objects applied, $unchanged passed over as unchanged"
+[ "$unchanged" -gt 0 ] || fail "install passed over no unchanged object (meshop_install_unchanged_objects_total)"
+[ "$applied" -gt 0 ] || fail "install applied nothing (meshop_install_applied_objects_total)"
 
 # 7. Uninstall on delete.
 kubectl -n "$cp" delete istiooperator canary --wait=false >/dev/null

@@ -6,6 +6,8 @@
 // there) and its own revision, so the cluster-scoped objects (ClusterRoles named after revision
 // and namespace) do not collide with other tests. The CRD is applied from crd/ if missing.
 #include <chrono>
+#include <map>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -385,6 +387,76 @@ TEST_F(InstallE2e, DeletingTheOperatorUninstallsAndReleasesTheFinalizer) {
   }
   // The namespace was not meshop's to delete.
   EXPECT_TRUE(get(kube::resources::kNamespaces, "", ns_).ok());
+}
+
+}  // namespace
+}  // namespace meshop::reconcilers
+
+namespace meshop::reconcilers {
+namespace {
+
+// With a live view (meshop run passes its informers' stores), an object nobody changed since
+// the last apply is not applied again; an edited or deleted one is.
+TEST_F(InstallE2e, UnchangedObjectsAreNotAppliedAgainButDriftStillIs) {
+  create_iop("iop");
+  std::map<ObjectId, std::shared_ptr<const rapidjson::Document>> live;
+  InstallConfig config;
+  config.live = [&live](const ObjectId& id) -> std::shared_ptr<const rapidjson::Document> {
+    auto it = live.find(id);
+    return it == live.end() ? nullptr : it->second;
+  };
+  InstallReconciler r(client_, config);
+  reconcile_until(r, "iop", InstallState::kHealthy);
+
+  // What a watch cache would hold now: the namespaced objects the install owns.
+  auto refresh = [&] {
+    live.clear();
+    kube::ListOptions o;
+    o.label_selector = owner_selector("iop", ns_);
+    for (const auto* type :
+         {&kube::resources::kConfigMaps, &kube::resources::kServiceAccounts,
+          &kube::resources::kServices, &kube::resources::kRoles, &kube::resources::kRoleBindings}) {
+      auto listed = run(client_->list(*type, ns_, o));
+      ASSERT_TRUE(listed) << listed.error().message;
+      for (const auto& item : listed->list["items"].GetArray()) {
+        auto doc = std::make_shared<rapidjson::Document>();
+        doc->CopyFrom(item, doc->GetAllocator());
+        live[ObjectId{type->group, type->kind, ns_, api::string_at(item, {"metadata", "name"})}] =
+            std::move(doc);
+      }
+    }
+  };
+  refresh();
+  ASSERT_GE(live.size(), 4u);
+  auto quiet = run(r.reconcile_once(key("iop")));
+  ASSERT_TRUE(quiet) << quiet.message();
+  EXPECT_EQ(quiet->state, InstallState::kHealthy);
+  EXPECT_EQ(quiet->unchanged, static_cast<int>(live.size()));
+  // The rest (the Deployment, cluster-scoped RBAC: not in this view) is still applied.
+  EXPECT_GT(quiet->applied, 0);
+
+  // Edited by hand: applied again, and the edit is taken back.
+  auto cm = get(kube::resources::kConfigMaps, ns_, "istio-" + revision_);
+  ASSERT_TRUE(cm) << cm.error().message;
+  const std::string mesh = api::string_at(*cm, {"data", "mesh"});
+  kube::PatchOptions by_hand;
+  by_hand.field_manager = "kubectl-edit";
+  ASSERT_TRUE(
+      run(client_->patch(kube::resources::kConfigMaps, ns_, "istio-" + revision_,
+                         kube::PatchType::kMerge, R"({"data":{"mesh":"edited: true"}})", by_hand)));
+  // Deleted: applied again, i.e. re-created.
+  const std::string service = istiod();
+  ASSERT_TRUE(run(client_->remove(kube::resources::kServices, ns_, service)));
+  for (int i = 0; i < 100 && get(kube::resources::kServices, ns_, service).ok(); ++i)
+    std::this_thread::sleep_for(100ms);
+  refresh();
+  auto repaired = run(r.reconcile_once(key("iop")));
+  ASSERT_TRUE(repaired) << repaired.message();
+  EXPECT_EQ(repaired->unchanged, static_cast<int>(live.size()) - 1);  // all but the ConfigMap
+  auto restored = get(kube::resources::kConfigMaps, ns_, "istio-" + revision_);
+  ASSERT_TRUE(restored);
+  EXPECT_EQ(api::string_at(*restored, {"data", "mesh"}), mesh);
+  EXPECT_TRUE(get(kube::resources::kServices, ns_, service).ok());
 }
 
 }  // namespace
