@@ -2,8 +2,8 @@
 //   - informers on IstioOperators, Namespaces, MutatingWebhookConfigurations, the injector
 //     ConfigMaps and the webhook Secret of --namespace, the Deployments/DaemonSets meshop
 //     installed (label app.kubernetes.io/managed-by=meshop), and, metadata only, the other
-//     kinds it installs (Services, ServiceAccounts, PDBs, RBAC) so their drift is repaired at
-//     once;
+//     kinds it installs (Services, ServiceAccounts, PDBs, HPAs, RBAC) so their drift is
+//     repaired at once;
 //   - on the elected leader only (--leader-elect), the controllers of reconcilers/: install,
 //     webhooks, certificates, revisions and restarts (--restarts=false turns the last off);
 //   - on every replica, the sidecar-injection webhook (webhook::WebhookServer) with one
@@ -180,8 +180,8 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   std::vector<std::unique_ptr<Watched>> drift;
   for (const kube::ResourceType* type :
        {&kube::resources::kServices, &kube::resources::kServiceAccounts,
-        &kube::resources::kPodDisruptionBudgets, &kube::resources::kRoles,
-        &kube::resources::kRoleBindings, &kube::resources::kClusterRoles,
+        &kube::resources::kPodDisruptionBudgets, &kube::resources::kHorizontalPodAutoscalers,
+        &kube::resources::kRoles, &kube::resources::kRoleBindings, &kube::resources::kClusterRoles,
         &kube::resources::kClusterRoleBindings})
     drift.push_back(
         std::make_unique<Watched>(type->resource, client, clock, *type, "", managed_metadata));
@@ -300,8 +300,7 @@ int run_operator(const RunOptions& opts, Context& ctx) {
     return keys;
   };
   // Drift of what install applied (and the workloads' readiness, which is its status): any
-  // change to an owned object enqueues its IstioOperator. Kinds not watched (HPAs) are
-  // repaired at the install's periodic requeue.
+  // change to an owned object enqueues its IstioOperator.
   for (auto* w : {&deployments, &daemonsets, &configmaps})
     w->store.add_handlers(runtime::enqueue_mapped(install_q, owner_of));
   for (auto& w : drift)

@@ -23,6 +23,8 @@ const ResourceType kJobs{"batch", "v1", "jobs", "Job", true};
 const ResourceType kCronJobs{"batch", "v1", "cronjobs", "CronJob", true};
 const ResourceType kPodDisruptionBudgets{"policy", "v1", "poddisruptionbudgets",
                                          "PodDisruptionBudget", true};
+const ResourceType kHorizontalPodAutoscalers{"autoscaling", "v2", "horizontalpodautoscalers",
+                                             "HorizontalPodAutoscaler", true};
 const ResourceType kMutatingWebhookConfigurations{"admissionregistration.k8s.io", "v1",
                                                   "mutatingwebhookconfigurations",
                                                   "MutatingWebhookConfiguration", false};
@@ -42,7 +44,7 @@ const ResourceType kClusterRoleBindings{"rbac.authorization.k8s.io", "v1", "clus
 }  // namespace resources
 
 namespace {
-const std::array<const ResourceType*, 24> kTable = {
+const std::array<const ResourceType*, 25> kTable = {
     &resources::kNamespaces,
     &resources::kPods,
     &resources::kConfigMaps,
@@ -59,6 +61,7 @@ const std::array<const ResourceType*, 24> kTable = {
     &resources::kJobs,
     &resources::kCronJobs,
     &resources::kPodDisruptionBudgets,
+    &resources::kHorizontalPodAutoscalers,
     &resources::kMutatingWebhookConfigurations,
     &resources::kValidatingWebhookConfigurations,
     &resources::kLeases,

@@ -51,6 +51,7 @@ extern const ResourceType kReplicaSets;
 extern const ResourceType kJobs;
 extern const ResourceType kCronJobs;
 extern const ResourceType kPodDisruptionBudgets;
+extern const ResourceType kHorizontalPodAutoscalers;
 extern const ResourceType kMutatingWebhookConfigurations;
 extern const ResourceType kValidatingWebhookConfigurations;
 extern const ResourceType kLeases;
