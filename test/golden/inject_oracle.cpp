@@ -117,93 +117,90 @@ MeshopOutcome run_meshop(const inject::Snapshot& snapshot, const rapidjson::Valu
   return out;
 }
 
+namespace {
+
+// Runs `oracle ARGS` with the JSON `lines` on stdin (through files in `work_dir` named after
+// the first argument) and returns its output lines parsed, one per input line.
+api::Result<std::vector<api::Document>> run_oracle_lines(const std::string& oracle,
+                                                         const std::string& args,
+                                                         const std::string& work_dir,
+                                                         const std::vector<std::string>& lines) {
+  const std::string name = args.substr(0, args.find(' '));
+  std::string in_path = work_dir + "/" + name + ".in.jsonl";
+  std::string out_path = work_dir + "/" + name + ".out.jsonl";
+  std::string err_path = work_dir + "/" + name + ".err";
+  {
+    std::ofstream in(in_path, std::ios::binary | std::ios::trunc);
+    for (const auto& l : lines)
+      in << l << '\n';
+    if (!in) return api::Error{"cannot write " + in_path};
+  }
+  std::string cmd = shell_quote(oracle) + " " + args + " < " + shell_quote(in_path) + " > " +
+                    shell_quote(out_path) + " 2> " + shell_quote(err_path);
+  if (int rc = std::system(cmd.c_str()); rc != 0) {
+    auto err = read_text_file(err_path);
+    return api::Error{"`" + oracle + " " + args + "` failed (status " + std::to_string(rc) +
+                      "): " + (err ? *err : std::string())};
+  }
+  std::ifstream out(out_path, std::ios::binary);
+  std::vector<api::Document> result;
+  std::string line;
+  while (std::getline(out, line)) {
+    auto doc = api::parse_json(line);
+    if (!doc || !doc->IsObject()) return api::Error{"bad " + name + " output line: " + line};
+    result.push_back(std::move(*doc));
+  }
+  if (result.size() != lines.size()) {
+    return api::Error{name + " answered " + std::to_string(result.size()) + " lines for " +
+                      std::to_string(lines.size())};
+  }
+  return result;
+}
+
+// An output line: the string or object under `key`, else the line's "error".
+Normalized normalized(const api::Document& line, std::string_view key) {
+  Normalized n;
+  if (const auto* v = api::find_member(line, key)) {
+    n.ok = true;
+    n.text = v->IsString() ? std::string(api::string_view_of(*v)) : api::to_json(*v);
+  } else {
+    n.text = api::string_at(line, {"error"});
+  }
+  return n;
+}
+
+}  // namespace
+
 api::Result<std::vector<Normalized>> normalize_pods(const std::string& oracle,
                                                     const std::string& work_dir,
                                                     const std::vector<std::string>& pods,
                                                     bool blank_fieldref) {
-  std::string in_path = work_dir + "/normalize.in.jsonl";
-  std::string out_path = work_dir + "/normalize.out.jsonl";
-  std::string err_path = work_dir + "/normalize.err";
-  {
-    std::ofstream in(in_path, std::ios::binary | std::ios::trunc);
-    for (const auto& p : pods)
-      in << p << '\n';
-    if (!in) return api::Error{"cannot write " + in_path};
-  }
-  std::string cmd = shell_quote(oracle) + " normalize" +
-                    (blank_fieldref ? " --blank-fieldref" : "") + " < " + shell_quote(in_path) +
-                    " > " + shell_quote(out_path) + " 2> " + shell_quote(err_path);
-  if (int rc = std::system(cmd.c_str()); rc != 0) {
-    auto err = read_text_file(err_path);
-    return api::Error{"`" + oracle + " normalize` failed (status " + std::to_string(rc) +
-                      "): " + (err ? *err : std::string())};
-  }
-  std::ifstream out(out_path, std::ios::binary);
+  auto lines = run_oracle_lines(oracle, blank_fieldref ? "normalize --blank-fieldref" : "normalize",
+                                work_dir, pods);
+  if (!lines) return api::Error{lines.message()};
   std::vector<Normalized> result;
-  std::string line;
-  while (std::getline(out, line)) {
-    auto doc = api::parse_json(line);
-    if (!doc || !doc->IsObject()) return api::Error{"bad normalize output line: " + line};
-    Normalized n;
-    if (const auto* p = api::find_member(*doc, "pod")) {
-      n.ok = true;
-      n.text = api::to_json(*p);
-    } else {
-      n.text = api::string_at(*doc, {"error"});
-    }
-    result.push_back(std::move(n));
-  }
-  if (result.size() != pods.size()) {
-    return api::Error{"normalize answered " + std::to_string(result.size()) + " lines for " +
-                      std::to_string(pods.size()) + " pods"};
-  }
+  for (const auto& l : *lines)
+    result.push_back(normalized(l, "pod"));
   return result;
 }
 
 api::Result<std::vector<Normalized>> retype_documents(const std::string& oracle,
                                                       const std::string& work_dir,
                                                       const std::vector<std::string>& documents) {
-  std::string in_path = work_dir + "/retype.in.jsonl";
-  std::string out_path = work_dir + "/retype.out.jsonl";
-  std::string err_path = work_dir + "/retype.err";
-  {
-    std::ofstream in(in_path, std::ios::binary | std::ios::trunc);
-    for (const auto& d : documents) {
-      rapidjson::Document line(rapidjson::kObjectType);
-      line.AddMember("yaml",
-                     rapidjson::Value(d.data(), static_cast<rapidjson::SizeType>(d.size()),
-                                      line.GetAllocator()),
-                     line.GetAllocator());
-      in << api::to_json(line) << '\n';
-    }
-    if (!in) return api::Error{"cannot write " + in_path};
+  std::vector<std::string> requests;
+  for (const auto& d : documents) {
+    rapidjson::Document line(rapidjson::kObjectType);
+    line.AddMember(
+        "yaml",
+        rapidjson::Value(d.data(), static_cast<rapidjson::SizeType>(d.size()), line.GetAllocator()),
+        line.GetAllocator());
+    requests.push_back(api::to_json(line));
   }
-  std::string cmd = shell_quote(oracle) + " retype < " + shell_quote(in_path) + " > " +
-                    shell_quote(out_path) + " 2> " + shell_quote(err_path);
-  if (int rc = std::system(cmd.c_str()); rc != 0) {
-    auto err = read_text_file(err_path);
-    return api::Error{"`" + oracle + " retype` failed (status " + std::to_string(rc) +
-                      "): " + (err ? *err : std::string())};
-  }
-  std::ifstream out(out_path, std::ios::binary);
+  auto lines = run_oracle_lines(oracle, "retype", work_dir, requests);
+  if (!lines) return api::Error{lines.message()};
   std::vector<Normalized> result;
-  std::string line;
-  while (std::getline(out, line)) {
-    auto doc = api::parse_json(line);
-    if (!doc || !doc->IsObject()) return api::Error{"bad retype output line: " + line};
-    Normalized n;
-    if (const auto* y = api::find_member(*doc, "yaml"); y && y->IsString()) {
-      n.ok = true;
-      n.text = y->GetString();
-    } else {
-      n.text = api::string_at(*doc, {"error"});
-    }
-    result.push_back(std::move(n));
-  }
-  if (result.size() != documents.size()) {
-    return api::Error{"retype answered " + std::to_string(result.size()) + " lines for " +
-                      std::to_string(documents.size()) + " documents"};
-  }
+  for (const auto& l : *lines)
+    result.push_back(normalized(l, "yaml"));
   return result;
 }
 

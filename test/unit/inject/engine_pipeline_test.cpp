@@ -349,6 +349,18 @@ TEST(EngineFingerprint, DependsOnTheConfigMapsOnlyAndIsStampedWhenAsked) {
 namespace meshop::inject {
 namespace {
 
+// The JSON patch of an injected result applied to `pod` (as the apiserver does); `r.pod`
+// without the namespace when `drop_namespace` (filled in from the request, never patched).
+void expect_patch_gives_result(const api::Value& pod, InjectResult& r, bool drop_namespace) {
+  auto patch = api::parse_json(r.patch);
+  ASSERT_TRUE(patch.ok()) << r.patch;
+  api::Document patched;
+  patched.CopyFrom(pod, patched.GetAllocator());
+  ASSERT_TRUE(api::apply_json_patch(patched, *patch).ok()) << r.patch;
+  if (drop_namespace) api::find_member(r.pod, "metadata")->RemoveMember("namespace");
+  EXPECT_TRUE(api::json_equal(patched, r.pod)) << json_diff(patched, r.pod);
+}
+
 // Found by fuzz_inject: a container name that is not UTF-8 reached the probe rewrite raw and
 // came back escaped in one place and replaced in another, so the patch and the returned pod
 // disagreed. Read as Go reads it (U+FFFD per invalid byte), both agree.
@@ -366,19 +378,8 @@ TEST(EnginePipeline, InvalidUtf8InAPodIsReadAsGoReadsItAndThePatchMatchesThePod)
   ASSERT_EQ(r.outcome, Outcome::kInjected) << r.message;
   EXPECT_EQ(api::string_at(*api::find(r.pod, "/spec/containers/0/livenessProbe/httpGet"), {"path"}),
             "/app-health/sidec\xEF\xBF\xBDr/livez");
-  auto patch = api::parse_json(r.patch);
-  ASSERT_TRUE(patch.ok());
-  api::Document patched;
-  patched.CopyFrom(*pod, patched.GetAllocator());
-  ASSERT_TRUE(api::apply_json_patch(patched, *patch).ok());
-  EXPECT_TRUE(api::json_equal(patched, r.pod)) << json_diff(patched, r.pod);
+  expect_patch_gives_result(*pod, r, false);
 }
-
-}  // namespace
-}  // namespace meshop::inject
-
-namespace meshop::inject {
-namespace {
 
 // Found by fuzz_inject: a pod sent without metadata (no apiserver does that) got a patch that
 // adds /metadata/labels to an object that has no /metadata.
@@ -392,14 +393,7 @@ TEST(EnginePipeline, PatchForAPodWithoutMetadataCreatesIt) {
   InjectResult r = inject(*s, req);
   ASSERT_EQ(r.outcome, Outcome::kInjected) << r.message;
   EXPECT_EQ(r.patch.rfind(R"([{"op":"add","path":"/metadata","value":{}},)", 0), 0u) << r.patch;
-  auto patch = api::parse_json(r.patch);
-  ASSERT_TRUE(patch.ok());
-  api::Document patched;
-  patched.CopyFrom(pod, patched.GetAllocator());
-  ASSERT_TRUE(api::apply_json_patch(patched, *patch).ok()) << r.patch;
-  // The namespace comes from the request, not from the patch.
-  api::find_member(r.pod, "metadata")->RemoveMember("namespace");
-  EXPECT_TRUE(api::json_equal(patched, r.pod)) << json_diff(patched, r.pod);
+  expect_patch_gives_result(pod, r, true);
 }
 
 }  // namespace
