@@ -114,36 +114,7 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-// Decodes one UTF-8 sequence at s[i]; returns its length, or 0 when it is invalid (Go then
-// writes U+FFFD for that one byte).
-std::size_t utf8_length(std::string_view s, std::size_t i, char32_t& cp) {
-  auto b0 = static_cast<unsigned char>(s[i]);
-  auto cont = [&](std::size_t k) {
-    return i + k < s.size() && (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-  };
-  auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]) & 0x3Fu; };
-  if (b0 < 0x80) {
-    cp = b0;
-    return 1;
-  }
-  if (b0 >= 0xC2 && b0 <= 0xDF && cont(1)) {
-    cp = ((b0 & 0x1Fu) << 6) | at(1);
-    return 2;
-  }
-  if (b0 >= 0xE0 && b0 <= 0xEF && cont(1) && cont(2)) {
-    cp = ((b0 & 0x0Fu) << 12) | (at(1) << 6) | at(2);
-    if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return 3;
-  }
-  if (b0 >= 0xF0 && b0 <= 0xF4 && cont(1) && cont(2) && cont(3)) {
-    cp = ((b0 & 0x07u) << 18) | (at(1) << 12) | (at(2) << 6) | at(3);
-    if (cp < 0x10000 || cp > 0x10FFFF) return 0;
-    return 4;
-  }
-  return 0;
-}
-
-void append_string(std::string& out, std::string_view s, bool escape_html) {
+void append_json_string_impl(std::string& out, std::string_view s, bool escape_html) {
   out.push_back('"');
   std::size_t i = 0;
   while (i < s.size()) {
@@ -183,15 +154,12 @@ void append_string(std::string& out, std::string_view s, bool escape_html) {
       ++i;
       continue;
     }
-    char32_t cp = 0;
-    std::size_t n = utf8_length(s, i, cp);
-    if (n == 0) {
+    const Rune r = decode_rune(s, i);
+    const auto n = static_cast<std::size_t>(r.width);
+    if (r.r == 0xFFFD && n == 1) {
       out += "\\ufffd";
-      ++i;
-      continue;
-    }
-    if (cp == 0x2028 || cp == 0x2029) {
-      out += cp == 0x2028 ? "\\u2028" : "\\u2029";
+    } else if (r.r == 0x2028 || r.r == 0x2029) {
+      out += r.r == 0x2028 ? "\\u2028" : "\\u2029";
     } else {
       out.append(s.substr(i, n));
     }
@@ -217,7 +185,7 @@ void write(std::string& out, const Value& v, const JsonWriteOptions& o, int dept
       out += "true";
       return;
     case rapidjson::kStringType:
-      append_string(out, string_view_of(v), o.escape_html);
+      append_json_string_impl(out, string_view_of(v), o.escape_html);
       return;
     case rapidjson::kNumberType:
       if (v.IsInt64()) {
@@ -258,7 +226,7 @@ void write(std::string& out, const Value& v, const JsonWriteOptions& o, int dept
         if (!first) out.push_back(',');
         first = false;
         if (o.indent > 0) newline(out, o.indent, depth + 1);
-        append_string(out, string_view_of(m.name), o.escape_html);
+        append_json_string_impl(out, string_view_of(m.name), o.escape_html);
         out.push_back(':');
         if (o.indent > 0) out.push_back(' ');
         write(out, m.value, o, depth + 1);
@@ -278,6 +246,10 @@ bool numbers_equal(const Value& a, const Value& b) {
 }
 
 }  // namespace
+
+void append_json_string(std::string& out, std::string_view s, bool escape_html) {
+  append_json_string_impl(out, s, escape_html);
+}
 
 void append_json(std::string& out, const Value& value, const JsonWriteOptions& options) {
   write(out, value, options, 0);

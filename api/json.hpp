@@ -33,6 +33,11 @@ using Allocator = rapidjson::Document::AllocatorType;
 // U+FFFD, one per byte, as Go's decoder reads them (line/column then count the replacements).
 Result<Document> parse_json(std::string_view text);
 
+// Appends `s` as a JSON string literal the way Go's encoding/json writes it: \b \f \n \r \t
+// and other controls as \u00XX, U+2028/U+2029 escaped, invalid UTF-8 as \ufffd (one per
+// byte), and <, >, & as \u003c... when `escape_html`.
+void append_json_string(std::string& out, std::string_view s, bool escape_html = true);
+
 struct JsonWriteOptions {
   // Indent width for pretty output; 0 writes compact JSON.
   int indent = 0;

@@ -7,6 +7,7 @@
 
 #include <rapidjson/document.h>
 
+#include "api/json.hpp"
 #include "api/utf8.hpp"
 
 namespace meshop::template_engine::funcs {
@@ -505,57 +506,7 @@ double cast_to_float64(const Value& v) {
 }
 
 void append_json_string(std::string& out, std::string_view s, bool escape_html) {
-  static const char* hex = "0123456789abcdef";
-  out += '"';
-  for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      if (c >= 0x20 && c != '"' && c != '\\' &&
-          (!escape_html || (c != '<' && c != '>' && c != '&'))) {
-        out += static_cast<char>(c);
-      } else {
-        switch (c) {
-          case '"':
-            out += "\\\"";
-            break;
-          case '\\':
-            out += "\\\\";
-            break;
-          case '\n':
-            out += "\\n";
-            break;
-          case '\r':
-            out += "\\r";
-            break;
-          case '\t':
-            out += "\\t";
-            break;
-          case '\b':
-            out += "\\b";
-            break;
-          case '\f':
-            out += "\\f";
-            break;
-          default:
-            out += "\\u00";
-            out += hex[c >> 4];
-            out += hex[c & 0xF];
-        }
-      }
-      ++i;
-      continue;
-    }
-    Rune r = decode_rune(s, i);
-    if (r.r == 0xFFFD && r.width == 1) {
-      out += "\\ufffd";
-    } else if (r.r == 0x2028 || r.r == 0x2029) {
-      out += r.r == 0x2028 ? "\\u2028" : "\\u2029";
-    } else {
-      out.append(s.substr(i, r.width));
-    }
-    i += r.width;
-  }
-  out += '"';
+  api::append_json_string(out, s, escape_html);
 }
 
 namespace {
