@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# `meshop run` at rest, and drift repaired by its watches rather than by its periodic pass:
+#   - once its IstioOperator is HEALTHY (next periodic install pass in 300 s) and the rollout's
+#     last events settled, 15 quiet seconds bring no apply and at most one install pass
+#     (nothing meshop writes wakes it up again);
+#   - an installed Service, ServiceAccount and HorizontalPodAutoscaler, each deleted by hand,
+#     are back within 10 s: only their watch events can explain that;
+#   - each repair applies only what changed and passes over the rest
+#     (meshop_install_unchanged_objects_total).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+: "${MESHOP_BIN:?}" "${MESHOP_SOURCE_DIR:?}"
+
+id=$RANDOM
+cp=e2e-idle-$id
+rev=idle$id
+work=$(mktemp -d)
+base=$((20000 + id % 20000))
+run_pid=
+cleanup() {
+  local rc=$?
+  set +e
+  if [ "$rc" != 0 ]; then echo "--- debug: meshop run log (tail)" >&2; tail -n 40 "$work/run.log" >&2; fi
+  kubectl -n "$cp" delete istiooperators --all --wait=false >/dev/null 2>&1
+  sleep 2
+  [ -n "$run_pid" ] && { kill "$run_pid" 2>/dev/null; wait "$run_pid" 2>/dev/null; }
+  for iop in $(kubectl -n "$cp" get istiooperators -o name 2>/dev/null); do
+    kubectl -n "$cp" patch "$iop" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
+  done
+  for kind in mutatingwebhookconfigurations clusterroles clusterrolebindings; do
+    kubectl delete "$kind" -l "install.operator.istio.io/owning-resource-namespace=$cp" \
+      --ignore-not-found >/dev/null 2>&1
+  done
+  kubectl delete namespace "$cp" --wait=false >/dev/null 2>&1
+  rm -rf "$work"
+  exit "$rc"
+}
+trap cleanup EXIT
+
+kubectl apply -f "$MESHOP_SOURCE_DIR/crd/istiooperator.yaml" >/dev/null
+kubectl wait --for=condition=Established crd/istiooperators.install.istio.io --timeout=60s >/dev/null
+kubectl create namespace "$cp" >/dev/null
+
+"$MESHOP_BIN" run --local --namespace "$cp" --native-sidecars false --restarts=false \
+  --webhook-addr "127.0.0.1:$base" --health-addr "127.0.0.1:$((base + 1))" >"$work/run.log" 2>&1 &
+run_pid=$!
+wait_for 60 "meshop run ready" curl -sf "http://127.0.0.1:$((base + 1))/readyz"
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+metadata: {name: $rev, namespace: $cp}
+spec:
+  profile: minimal
+  namespace: $cp
+  revision: $rev
+  values:
+    global: {istioNamespace: $cp}
+YAML
+healthy() { [ "$(kubectl -n "$cp" get istiooperator "$rev" -o jsonpath='{.status.status}')" = HEALTHY ]; }
+wait_for 120 "IstioOperator HEALTHY" healthy
+
+# "ADDS APPLIED UNCHANGED": install queue adds and install's object counters.
+counts() {
+  curl -sf "http://127.0.0.1:$((base + 1))/metrics" | awk '
+    /^workqueue_adds_total\{name="install"\}/ {q = $2}
+    /^meshop_install_applied_objects_total\{/ {a += $2}
+    /^meshop_install_unchanged_objects_total\{/ {u += $2}
+    END {printf "%d %d %d\n", q, a, u}'
+}
+# Let the last events of the rollout settle (the Deployment's final status update wakes
+# install once more): until the queue saw no add for 5 s.
+settled() {
+  local a b
+  read -r a _ _ < <(counts)
+  sleep 5
+  read -r b _ _ < <(counts)
+  [ "$a" = "$b" ]
+}
+wait_for 60 "install queue quiet for 5 s" settled
+read -r adds0 applied0 unchanged0 < <(counts)
+sleep 15
+read -r adds1 applied1 unchanged1 < <(counts)
+echo "at rest for 15 s: $((adds1 - adds0)) install queue adds, $((applied1 - applied0)) applies"
+[ "$applied1" = "$applied0" ] || fail "install applied $((applied1 - applied0)) objects while nothing changed"
+[ $((adds1 - adds0)) -le 1 ] || fail "install was woken $((adds1 - adds0)) times in 15 quiet seconds"
+
+exists() { kubectl get "$@" >/dev/null 2>&1; }
+repaired() {  # KIND NAME
+  kubectl -n "$cp" delete "$1" "$2" >/dev/null
+  local t0=$SECONDS
+  wait_for 10 "$1 $2 re-created from its watch event" exists -n "$cp" "$1" "$2"
+  echo "$1 $2: back after $((SECONDS - t0)) s or less"
+}
+exists -n "$cp" horizontalpodautoscaler "istiod-$rev" || fail "the minimal profile rendered no HPA"
+repaired service "istiod-$rev"
+repaired serviceaccount "istiod-$rev"
+repaired horizontalpodautoscaler "istiod-$rev"
+read -r adds2 applied2 unchanged2 < <(counts)
+echo "repairs: $((applied2 - applied1)) applies, $((unchanged2 - unchanged1)) passed over"
+[ $((applied2 - applied1)) -lt $((unchanged2 - unchanged1)) ] ||
+  fail "repairs re-applied $((applied2 - applied1)) objects and passed over only $((unchanged2 - unchanged1))"
+echo PASS
