@@ -11,6 +11,7 @@
 // fields in Go order with omitempty (`grpc.service` has no omitempty, so it is null when
 // unset), HTML characters escaped. Reading an existing value follows encoding/json too
 // (member names match case-insensitively, a wrong type fails the whole value).
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -96,9 +97,9 @@ class Decoder {
     }
     if (!encoding_json_ && v->IsDouble()) {
       double d = v->GetDouble();
-      if (d == static_cast<double>(static_cast<std::int64_t>(d)) &&
-          d >= std::numeric_limits<std::int32_t>::min() &&
-          d <= std::numeric_limits<std::int32_t>::max()) {
+      // The range first: converting a double outside int64 is undefined behaviour.
+      if (d >= std::numeric_limits<std::int32_t>::min() &&
+          d <= std::numeric_limits<std::int32_t>::max() && d == std::trunc(d)) {
         out = static_cast<std::int32_t>(d);
         return true;
       }

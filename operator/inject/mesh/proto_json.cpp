@@ -96,7 +96,8 @@ api::Result<std::int64_t> read_integer(const Value& in, const IntegerLimits& l,
       return signed_in_range(std::numeric_limits<std::int64_t>::max(), l, path, in);
     double d = in.GetDouble();
     if (std::trunc(d) != d || std::fabs(d) >= 1e21) return wrong();
-    if (d < -9.3e18 || d > 1.9e19)
+    // Outside [-2^63, 2^64) no 64-bit integer holds it (and converting would be undefined).
+    if (d < -9223372036854775808.0 || d >= 18446744073709551616.0)
       return error_at(path,
                       "value " + describe(in) + " out of range for " + std::string(l.go_type));
     if (d >= 0 && is_unsigned64) return static_cast<std::int64_t>(static_cast<std::uint64_t>(d));
