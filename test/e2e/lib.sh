@@ -65,3 +65,29 @@ for (s0, done0, a0), (s1, _, a1) in zip(rows, rows[1:]):
     assert s1 >= done0, f"{a1} restarted at {s1} before {a0} completed at {done0}"
 PY
 }
+
+# operator_teardown NS PID...: the end of a `meshop run` e2e test. Its IstioOperators are
+# deleted (meshop gets 2 s to uninstall), the meshop processes PID... stopped, finalizers left
+# over dropped, the cluster-scoped objects the installs made deleted, then namespace NS.
+operator_teardown() {
+  local ns=$1 p iop kind
+  shift
+  kubectl -n "$ns" delete istiooperators --all --wait=false >/dev/null 2>&1
+  sleep 2
+  for p in "$@"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  for iop in $(kubectl -n "$ns" get istiooperators -o name 2>/dev/null); do
+    kubectl -n "$ns" patch "$iop" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
+  done
+  for kind in mutatingwebhookconfigurations clusterroles clusterrolebindings; do
+    kubectl delete "$kind" -l "install.operator.istio.io/owning-resource-namespace=$ns" \
+      --ignore-not-found >/dev/null 2>&1
+  done
+  kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1
+}
+
+# operator_setup NS: the IstioOperator CRD, Established, and the test's namespace NS.
+operator_setup() {
+  kubectl apply -f "$MESHOP_SOURCE_DIR/crd/istiooperator.yaml" >/dev/null
+  kubectl wait --for=condition=Established crd/istiooperators.install.istio.io --timeout=60s >/dev/null
+  kubectl create namespace "$1" >/dev/null
+}

@@ -21,25 +21,13 @@ cleanup() {
   local rc=$?
   set +e
   if [ "$rc" != 0 ]; then echo "--- debug: meshop run log (tail)" >&2; tail -n 40 "$work/run.log" >&2; fi
-  kubectl -n "$cp" delete istiooperators --all --wait=false >/dev/null 2>&1
-  sleep 2
-  [ -n "$run_pid" ] && { kill "$run_pid" 2>/dev/null; wait "$run_pid" 2>/dev/null; }
-  for iop in $(kubectl -n "$cp" get istiooperators -o name 2>/dev/null); do
-    kubectl -n "$cp" patch "$iop" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
-  done
-  for kind in mutatingwebhookconfigurations clusterroles clusterrolebindings; do
-    kubectl delete "$kind" -l "install.operator.istio.io/owning-resource-namespace=$cp" \
-      --ignore-not-found >/dev/null 2>&1
-  done
-  kubectl delete namespace "$cp" --wait=false >/dev/null 2>&1
+  operator_teardown "$cp" ${run_pid:+"$run_pid"}
   rm -rf "$work"
   exit "$rc"
 }
 trap cleanup EXIT
 
-kubectl apply -f "$MESHOP_SOURCE_DIR/crd/istiooperator.yaml" >/dev/null
-kubectl wait --for=condition=Established crd/istiooperators.install.istio.io --timeout=60s >/dev/null
-kubectl create namespace "$cp" >/dev/null
+operator_setup "$cp"
 
 "$MESHOP_BIN" run --local --namespace "$cp" --native-sidecars false --restarts=false \
   --webhook-addr "127.0.0.1:$base" --health-addr "127.0.0.1:$((base + 1))" >"$work/run.log" 2>&1 &

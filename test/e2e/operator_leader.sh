@@ -18,25 +18,13 @@ cleanup() {
   if [ "$rc" != 0 ]; then
     for i in 0 1; do echo "--- debug: replica $i" >&2; tail -n 30 "$work/run$i.log" >&2; done
   fi
-  kubectl -n "$cp" delete istiooperators --all --wait=false >/dev/null 2>&1
-  sleep 2
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  for iop in $(kubectl -n "$cp" get istiooperators -o name 2>/dev/null); do
-    kubectl -n "$cp" patch "$iop" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
-  done
-  for kind in mutatingwebhookconfigurations clusterroles clusterrolebindings; do
-    kubectl delete "$kind" -l "install.operator.istio.io/owning-resource-namespace=$cp" \
-      --ignore-not-found >/dev/null 2>&1
-  done
-  kubectl delete namespace "$cp" --wait=false >/dev/null 2>&1
+  operator_teardown "$cp" "${pids[@]}"
   rm -rf "$work"
   exit "$rc"
 }
 trap cleanup EXIT
 
-kubectl apply -f "$MESHOP_SOURCE_DIR/crd/istiooperator.yaml" >/dev/null
-kubectl wait --for=condition=Established crd/istiooperators.install.istio.io --timeout=60s >/dev/null
-kubectl create namespace "$cp" >/dev/null
+operator_setup "$cp"
 
 start() {  # INDEX
   local i=$1

@@ -106,9 +106,7 @@ all_pods_on() {  # NS DEPLOYMENT REVISION
 exists() { kubectl get "$@" >/dev/null 2>&1; }
 gone() { ! kubectl get "$@" >/dev/null 2>&1; }
 
-kubectl apply -f "$MESHOP_SOURCE_DIR/crd/istiooperator.yaml" >/dev/null
-kubectl wait --for=condition=Established crd/istiooperators.install.istio.io --timeout=60s >/dev/null
-kubectl create namespace "$cp" >/dev/null
+operator_setup "$cp"
 
 # 1. The operator.
 "$MESHOP_BIN" run --local --namespace "$cp" --webhook-addr "127.0.0.1:$port" \
