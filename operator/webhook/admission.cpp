@@ -32,7 +32,7 @@ struct Response {
 
 Response deny(std::string message) {
   Response r;
-  r.message = std::move(message);
+  r.message = truncate_message(message);
   return r;
 }
 
@@ -93,8 +93,9 @@ class RequestRecord {
   RequestRecord& operator=(const RequestRecord&) = delete;
 
   void failure(std::string_view type, std::string_view message, std::string_view path) {
-    log::warn("sidecar injection request failed",
-              {{"path", path}, {"reason", type}, {"error", message}});
+    log::warn(
+        "sidecar injection request failed",
+        {{"path", truncate_message(path)}, {"reason", type}, {"error", truncate_message(message)}});
     if (ctx_.metrics) ctx_.metrics->failure.with({std::string(type)}).inc();
   }
   HttpReply review(std::string_view api_version, std::string_view uid, const Response& r) {
@@ -108,6 +109,20 @@ class RequestRecord {
 };
 
 }  // namespace
+
+std::string truncate_message(std::string_view text, std::size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  // The suffix names how much was dropped; its length depends on that number, so size it for
+  // the worst case (all of text dropped) and keep what is left of the limit.
+  std::string suffix = " ... [" + std::to_string(text.size()) + " bytes truncated]";
+  std::size_t keep = limit > suffix.size() ? limit - suffix.size() : 0;
+  // Back up to the start of a UTF-8 character: never cut one in two.
+  while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80)
+    --keep;
+  std::string out(text.substr(0, keep));
+  out += " ... [" + std::to_string(text.size() - keep) + " bytes truncated]";
+  return out;
+}
 
 HttpReply serve_inject(const AdmissionContext& ctx, std::string_view path,
                        const HttpRequest& request) {
@@ -166,6 +181,32 @@ HttpReply serve_inject(const AdmissionContext& ctx, std::string_view path,
   }
   rapidjson::Value& req = req_it->value;
   std::string_view uid = string_member(req, "uid");
+  if (uid.empty()) {
+    // The apiserver matches a reply to its request by uid; upstream would answer this one
+    // (allowed, uid ""), which no apiserver sends and none could use.
+    std::string message = "AdmissionReview request.uid is missing or not a string";
+    outcome.failure("invalid_review", message, path);
+    return outcome.review(api_version, {}, deny(message));
+  }
+  if (auto kind_it = req.FindMember("kind"); kind_it != req.MemberEnd()) {
+    // request.kind is what the apiserver says it sends: only core/v1 Pods are injected (a
+    // webhook configuration matching more than pods must not get a Pod patch for them).
+    std::string_view group = string_member(kind_it->value, "group");
+    std::string_view name = string_member(kind_it->value, "kind");
+    if (!kind_it->value.IsObject() || !group.empty() || name != "Pod") {
+      std::string message = "request.kind is ";
+      if (!kind_it->value.IsObject()) {
+        message += "not a GroupVersionKind";
+      } else {
+        message += group.empty() ? "" : std::string(group) + "/";
+        message += std::string(string_member(kind_it->value, "version")) + " " +
+                   (name.empty() ? std::string("(no kind)") : std::string(name));
+      }
+      message += "; sidecar injection admits only Pods (core/v1 Pod)";
+      outcome.failure("invalid_pod", message, path);
+      return outcome.review(api_version, uid, deny(message));
+    }
+  }
   auto obj_it = req.FindMember("object");
   if (obj_it == req.MemberEnd() || !obj_it->value.IsObject()) {
     std::string message = "could not unmarshal raw object: request.object is not a Pod object";
@@ -173,6 +214,15 @@ HttpReply serve_inject(const AdmissionContext& ctx, std::string_view path,
     return outcome.review(api_version, uid, deny(message));
   }
   rapidjson::Value& pod = obj_it->value;
+  if (auto k = pod.FindMember("kind");
+      k != pod.MemberEnd() && (!k->value.IsString() || string_member(pod, "kind") != "Pod")) {
+    std::string message = "request.object is ";
+    message += k->value.IsString() ? "a " + std::string(string_member(pod, "kind"))
+                                   : std::string("an object whose kind is not a string");
+    message += ", not a Pod; sidecar injection admits only Pods";
+    outcome.failure("invalid_pod", message, path);
+    return outcome.review(api_version, uid, deny(message));
+  }
   if (auto meta = pod.FindMember("metadata"); meta != pod.MemberEnd() && meta->value.IsObject()) {
     // Often the largest part of a pod and irrelevant to injection (upstream drops it too).
     meta->value.RemoveMember("managedFields");
@@ -181,7 +231,7 @@ HttpReply serve_inject(const AdmissionContext& ctx, std::string_view path,
   InjectPath params = parse_inject_path(path);
   for (const auto& key : params.ignored_keys)
     log::warn("odd number of inject path entries, last key ignored",
-              {{"path", path}, {"key", key}});
+              {{"path", truncate_message(path)}, {"key", truncate_message(key)}});
   std::string revision = params.revision.empty() ? ctx.default_revision : params.revision;
   auto config = ctx.store.get(revision);
   if (!config) {

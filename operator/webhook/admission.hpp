@@ -15,11 +15,15 @@
 //   JSON but not an AdmissionReview (no/unknown apiVersion or kind)
 //                            200, allowed:false, status.message says why; no apiVersion/kind
 //                            in the reply (upstream answers with an untyped v1beta1 review)
-//   no request, no Pod in request.object, no configuration for the revision, engine failure
+//   no request, no request.uid (meshop; upstream answers allowed:true with uid ""),
+//   request.kind other than core/v1 Pod or request.object.kind other than Pod (meshop; upstream
+//   decodes anything into a Pod), no Pod in request.object, no configuration for the revision,
+//   engine failure
 //                            200, allowed:false, status.message; reply in the request's version
 //   skipped                  200, allowed:true, no patch
 //   injected                 200, allowed:true, patchType JSONPatch, patch base64
-// Replies to reviews echo request.uid. The revision is the path's `rev` value (see
+// Replies to reviews echo request.uid. status.message and the logged error are truncated to
+// kMaxMessageBytes (they may quote input). The revision is the path's `rev` value (see
 // path_params.hpp), else the server's default revision. request.object.metadata.managedFields
 // is dropped before injection, as upstream does, so the patch never mentions it.
 //
@@ -38,6 +42,13 @@
 namespace meshop::webhook {
 
 inline constexpr std::size_t kMaxRequestBodyBytes = 6 * 1024 * 1024;
+// Longest status.message and logged error: messages quote input (annotations, apiVersions,
+// template output), and a 1 MiB annotation must not become a 1 MiB reply and log line.
+inline constexpr std::size_t kMaxMessageBytes = 4096;
+
+// `text` when it fits in `limit` bytes; else its head, cut on a UTF-8 character boundary,
+// followed by " ... [N bytes truncated]", `limit` bytes at most in all.
+std::string truncate_message(std::string_view text, std::size_t limit = kMaxMessageBytes);
 
 struct HttpRequest {
   std::string_view method;

@@ -4,6 +4,7 @@
 #include <rapidjson/pointer.h>
 
 #include "api/json.hpp"
+#include "operator/log/log.hpp"
 #include "test_support.hpp"
 
 namespace meshop::webhook {
@@ -238,6 +239,89 @@ TEST_F(AdmissionTest, EveryRequestIsTimed) {
   (void)post("/inject", review_body("admission.k8s.io/v1", "u"));
   (void)post("/inject", "");
   EXPECT_EQ(metrics.time.count(), 2u);
+}
+
+TEST_F(AdmissionTest, ReviewWithoutUidIsRefusedNeverAllowedWithEmptyUid) {
+  std::string body = review_body("admission.k8s.io/v1", "");
+  for (const std::string& review :
+       {body, std::string(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+                          R"("request":{"uid":7,"object":{"kind":"Pod"}}})")}) {
+    auto doc = json(post("/inject", review));
+    EXPECT_EQ(str(doc, "/response/allowed"), "false") << review;
+    EXPECT_EQ(str(doc, "/response/patch"), "<absent>") << review;
+    EXPECT_NE(str(doc, "/response/status/message").find("request.uid"), std::string::npos)
+        << review;
+  }
+  EXPECT_EQ(counter("sidecar_injection_failure_total", "{type=\"invalid_review\"}"), 2);
+}
+
+TEST_F(AdmissionTest, NonPodObjectIsRefusedNamingItsKind) {
+  std::string pod = review_body("admission.k8s.io/v1", "u");
+  // What the apiserver says it sends (request.kind) and what the object says it is.
+  std::string as_request_kind = pod;
+  as_request_kind.replace(as_request_kind.find(R"("group":"","version":"v1","kind":"Pod")"),
+                          std::string(R"("group":"","version":"v1","kind":"Pod")").size(),
+                          R"("group":"apps","version":"v1","kind":"Deployment")");
+  std::string as_object_kind = pod;
+  as_object_kind.replace(as_object_kind.find(R"("apiVersion":"v1","kind":"Pod")"),
+                         std::string(R"("apiVersion":"v1","kind":"Pod")").size(),
+                         R"("apiVersion":"apps/v1","kind":"Deployment")");
+  for (const auto& review : {as_request_kind, as_object_kind}) {
+    auto doc = json(post("/inject", review));
+    EXPECT_EQ(str(doc, "/response/uid"), "u");
+    EXPECT_EQ(str(doc, "/response/allowed"), "false") << review;
+    EXPECT_EQ(str(doc, "/response/patch"), "<absent>") << review;
+    EXPECT_NE(str(doc, "/response/status/message").find("Deployment"), std::string::npos)
+        << str(doc, "/response/status/message");
+  }
+  // A pod is still a pod when the object omits its kind (as kube-inject's inputs may).
+  std::string bare = pod;
+  bare.replace(bare.find(R"("apiVersion":"v1","kind":"Pod",)"),
+               std::string(R"("apiVersion":"v1","kind":"Pod",)").size(), "");
+  EXPECT_EQ(str(json(post("/inject", bare)), "/response/allowed"), "true");
+}
+
+TEST_F(AdmissionTest, MessagesQuotingInputAreTruncatedInReplyAndLog) {
+  std::vector<std::string> lines;
+  log::set_sink([&lines](std::string_view line) { lines.emplace_back(line); });
+  const std::string huge(1 << 20, 'x');
+  engine.inject = [&huge](const RevisionConfig&, const inject::PodRequest&) {
+    inject::InjectResult r;
+    r.failure_type = "invalid_annotation";
+    r.message = "annotation sidecar.istio.io/x: invalid value \"" + huge + "\"";
+    return r;
+  };
+  auto engine_reply = post("/inject", review_body("admission.k8s.io/v1", "u"));
+  // And one made by the webhook itself from a 1 MiB apiVersion.
+  auto decode_reply =
+      post("/inject", R"({"kind":"AdmissionReview","apiVersion":")" + huge + R"("})");
+  log::set_sink(nullptr);
+  for (const auto* reply : {&engine_reply, &decode_reply}) {
+    EXPECT_LT(reply->body.size(), kMaxMessageBytes + 512);
+    std::string message = str(json(*reply), "/response/status/message");
+    EXPECT_LE(message.size(), kMaxMessageBytes);
+    EXPECT_NE(message.find("bytes truncated"), std::string::npos) << message.substr(0, 200);
+  }
+  ASSERT_EQ(lines.size(), 2u);
+  for (const auto& line : lines)
+    EXPECT_LT(line.size(), kMaxMessageBytes + 512);
+}
+
+TEST(TruncateMessage, KeepsShortTextAndCutsLongTextOnACharacterBoundary) {
+  EXPECT_EQ(truncate_message("short", 10), "short");
+  // "é" is two bytes: a cut inside it moves back before it, for every cut position.
+  std::string text = std::string(20, 'a') + "\xc3\xa9" + std::string(100, 'b');
+  for (std::size_t limit = 40; limit < 80; ++limit) {
+    std::string cut = truncate_message(text, limit);
+    EXPECT_LE(cut.size(), limit);
+    EXPECT_EQ(cut.rfind("aaaa", 0), 0u);
+    EXPECT_NE(cut.find("bytes truncated"), std::string::npos) << cut;
+    auto at = cut.find('\xc3');
+    if (at != std::string::npos)
+      EXPECT_EQ(cut[at + 1], '\xa9') << limit;
+    else
+      EXPECT_EQ(cut.find('\xa9'), std::string::npos) << limit;
+  }
 }
 
 TEST(Base64, MatchesRfc4648Vectors) {
