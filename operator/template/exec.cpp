@@ -3,6 +3,8 @@
 // evalField, evalCall, evalArg, validateType) because Go's error messages and its notion
 // of "the node being evaluated" depend on exactly which step fails.
 #include <algorithm>
+#include <chrono>
+#include <optional>
 
 #include <boost/container/small_vector.hpp>
 
@@ -43,7 +45,16 @@ std::string quote(std::string_view s) {
 class State {
  public:
   State(const std::shared_ptr<const TemplateSet>& set, std::string& out, const ExecOptions& options)
-      : set_(*set), owner_(set), out_(out), options_(options), out_start_(out.size()) {}
+      : set_(*set),
+        owner_(set),
+        out_(out),
+        options_(options),
+        out_start_(out.size()),
+        bounded_(options.max_steps != 0 || options.max_output_bytes != 0 ||
+                 options.max_duration.count() > 0) {
+    if (options.max_duration.count() > 0)
+      deadline_ = std::chrono::steady_clock::now() + options.max_duration;
+  }
 
   void run(std::string_view name, const ListNode* root, const Value& data) {
     tmpl_name_ = name;
@@ -96,11 +107,17 @@ class State {
 
   // --- walking -------------------------------------------------------------------
   void check_limits() {
-    if (options_.max_steps != 0 && ++steps_ > options_.max_steps)
+    ++steps_;
+    if (options_.max_steps != 0 && steps_ > options_.max_steps)
       errorf("execution exceeded the limit of " + std::to_string(options_.max_steps) + " steps");
     if (options_.max_output_bytes != 0 && out_.size() - out_start_ > options_.max_output_bytes)
       errorf("output exceeded the limit of " + std::to_string(options_.max_output_bytes) +
              " bytes");
+    // The clock every 16 steps: cheap, and a step is short unless a function is slow (the
+    // functions bound their own work, e.g. until's count).
+    if (deadline_ && (steps_ & 15) == 0 && std::chrono::steady_clock::now() > *deadline_)
+      errorf("execution exceeded the time limit of " +
+             std::to_string(options_.max_duration.count()) + "ms");
   }
 
   // Guards the C++ stack: every if/with/range body and template call nests a few frames.
@@ -117,7 +134,7 @@ class State {
 
   Flow walk(const Value& dot, const Node* node) {
     at(node);
-    if (options_.max_steps != 0 || options_.max_output_bytes != 0) check_limits();
+    if (bounded_) check_limits();
     switch (node->type) {
       case NodeType::kAction: {
         const auto* a = static_cast<const ActionNode*>(node);
@@ -169,7 +186,7 @@ class State {
 
   // Runs one iteration; returns false when the loop must stop (break).
   bool one_iteration(const BranchNode* r, std::size_t m, const Value& index, const Value& elem) {
-    if (options_.max_steps != 0) check_limits();
+    if (bounded_) check_limits();
     const PipeNode* p = r->pipe;
     if (!p->decl.empty()) {
       if (p->is_assign) {
@@ -753,6 +770,8 @@ class State {
   const ExecOptions& options_;
   std::size_t out_start_;
   std::uint64_t steps_ = 0;
+  bool bounded_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
   int nesting_ = 0;
   StackBudget stack_;
   const Node* node_ = nullptr;

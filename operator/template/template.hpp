@@ -29,6 +29,7 @@
 // calls mutating functions such as sprig's `set`, which mutate it as Go does).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -45,12 +46,34 @@ namespace detail {
 struct TemplateSet;
 }
 
-// Bounds for one execution, for callers that run untrusted templates (fuzzers, a webhook
-// guarding against runaway templates). Zero means unlimited, as in Go.
+// Bounds for one execution, for callers that run untrusted templates (the webhook and
+// kube-inject run templates from injector ConfigMaps; fuzzers). Zero means unlimited, as in Go,
+// and is the default: Helm charts and other trusted templates run unbounded.
+// Exceeding a bound is an execution error naming the template and the node reached:
+//   template: NAME:LINE:COL: executing "T" at <NODE>: execution exceeded the limit of N steps
+//   ... output exceeded the limit of N bytes
+//   ... execution exceeded the time limit of Nms
+// The time limit is checked every 16 steps, so it is exceeded by at most 16 steps' work; a step
+// is one node walked or one loop iteration, and every function bounds its own work (e.g.
+// `until` counts up to 10,000,000), so nested loops (`range until` in `range until`) stop at
+// the step or time limit instead of pinning a thread.
 struct ExecOptions {
   std::size_t max_output_bytes = 0;
   // Steps: nodes walked plus loop iterations.
   std::uint64_t max_steps = 0;
+  // Wall-clock time from the start of the execution.
+  std::chrono::milliseconds max_duration{0};
+
+  // The bounds the injection engine uses by default (inject::SnapshotSources::template_limits):
+  // far above what Istio's templates need (a 1,000-container pod, the engine's limit, renders
+  // in tens of milliseconds), and the time bound well below the webhook's request deadline.
+  static constexpr ExecOptions untrusted() {
+    ExecOptions o;
+    o.max_output_bytes = 16 * 1024 * 1024;
+    o.max_steps = 10'000'000;
+    o.max_duration = std::chrono::milliseconds(2000);
+    return o;
+  }
 };
 
 class Template {

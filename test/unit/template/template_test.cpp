@@ -357,6 +357,29 @@ TEST(TemplateLimits, StepAndOutputLimitsStopRunawayTemplates) {
   EXPECT_NE(r.error().find("output exceeded the limit of 100 bytes"), std::string::npos);
 }
 
+TEST(TemplateLimits, TimeLimitStopsATemplateWhoseStepsAreSlow) {
+  // Few steps, each slow: only the time bound can stop this one.
+  FunctionMap fm;
+  fm.add("nap", {}, [](Args) -> Result<Value> {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return Value::integer(0);
+  });
+  auto t = Template::parse("t", "{{range 1000000}}{{nap}}{{end}}", fm);
+  ASSERT_TRUE(t.ok()) << t.error();
+  ExecOptions timed;
+  timed.max_duration = std::chrono::milliseconds(20);
+  auto r = (*t)->execute(Value(), timed);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(
+      r.error(),
+      "template: t:1:17: executing \"t\" at <{{nap}}>: execution exceeded the time limit of 20ms");
+  // The bounds the injection engine uses are all set.
+  constexpr ExecOptions untrusted = ExecOptions::untrusted();
+  EXPECT_GT(untrusted.max_steps, 0u);
+  EXPECT_GT(untrusted.max_output_bytes, 0u);
+  EXPECT_GT(untrusted.max_duration.count(), 0);
+}
+
 TEST(TemplateLimits, DeepNestingIsAnErrorNotACrash) {
   std::string deep;
   for (int i = 0; i < 1001; ++i)
