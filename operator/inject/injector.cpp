@@ -140,8 +140,8 @@ te::Value record(std::string go_type, std::vector<RecordObject::Field> fields) {
 // Renders one template and parses its YAML into a patch (upstream's applyOverlayYAML reads
 // the rendered bytes with sigs.k8s.io/yaml into a map).
 api::Result<api::Document> render(const te::Template& t, const te::Value& data,
-                                  std::string_view name) {
-  auto out = t.execute(data);
+                                  std::string_view name, const te::ExecOptions& limits) {
+  auto out = t.execute(data, limits);
   if (!out) return api::Error{out.error()};
   auto doc = api::yaml_to_json(*out);
   if (!doc)
@@ -251,6 +251,18 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
     r.decision = decision;
     return r;
   }
+  if (snapshot.max_pod_containers != 0) {
+    std::size_t containers = 0;
+    for (const char* list : {"containers", "initContainers"})
+      if (const rapidjson::Value* l = api::find(original, std::string("/spec/") + list);
+          l != nullptr && l->IsArray())
+        containers += l->Size();
+    if (containers > snapshot.max_pod_containers)
+      return failed(decision, "pod_too_large",
+                    "pod has " + std::to_string(containers) +
+                        " containers and init containers; sidecar injection handles at most " +
+                        std::to_string(snapshot.max_pod_containers));
+  }
   std::pair<std::int64_t, std::int64_t> ids{1337, 1337};
   if (snapshot.openshift) {
     ids = openshift_proxy_ids(request.namespace_object);
@@ -353,7 +365,7 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
                     "failed to run injection template: requested template \"" + name +
                         "\" not found; have " + have);
     }
-    auto patch = render(*it->second, data, name);
+    auto patch = render(*it->second, data, name, snapshot.template_limits);
     if (!patch)
       return failed(decision, "template_render",
                     "failed to run injection template: " + patch.message());

@@ -25,11 +25,15 @@
 
 #include "api/result.hpp"
 #include "operator/inject/mesh/mesh_config.hpp"
+#include "operator/template/template.hpp"
 
 namespace meshop::inject {
 
 // ENABLE_NATIVE_SIDECARS: auto decides from node kubelet versions (≥ 1.33 → native).
 enum class NativeSidecars { kAuto, kEnabled, kDisabled };
+
+// SnapshotSources::max_pod_containers' default.
+inline constexpr std::size_t kMaxPodContainers = 1000;
 
 // The inputs of one revision's injector, as they appear in the cluster.
 struct SnapshotSources {
@@ -51,6 +55,16 @@ struct SnapshotSources {
   // planner can tell pods injected from an older configuration of their revision
   // (TemplateChanged). `meshop run`'s webhook turns it on.
   bool stamp_fingerprint = false;
+  // Bounds of every template execution for this revision (template.hpp ExecOptions): a
+  // ConfigMap's template that loops, or writes, without end fails the pod with
+  // failure_type "template_render" and a message naming the template and the bound.
+  template_engine::ExecOptions template_limits = template_engine::ExecOptions::untrusted();
+  // Pods with more containers plus init containers than this are refused (failure_type
+  // "pod_too_large") before any template runs: templates are free to loop over the containers
+  // (Istio's own sidecar template builds a list with `append` in a range, quadratic in their
+  // number), so without a bound one pod could hold a webhook thread for minutes. Kubernetes sets
+  // no limit; real pods have a handful. 0 = no limit.
+  std::size_t max_pod_containers = kMaxPodContainers;
 };
 
 inline constexpr std::string_view kFingerprintAnnotation = "meshop.io/injector-fingerprint";

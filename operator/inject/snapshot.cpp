@@ -282,6 +282,8 @@ api::Result<std::shared_ptr<const Snapshot>> build_snapshot(const SnapshotSource
   }
   s->compliance_policy = sources.compliance_policy;
   s->openshift = sources.openshift;
+  s->template_limits = sources.template_limits;
+  s->max_pod_containers = sources.max_pod_containers;
   return std::shared_ptr<const Snapshot>(std::move(s));
 }
 

@@ -62,6 +62,9 @@ class Snapshot {
   bool native_sidecars = false;
   std::string compliance_policy;
   bool openshift = false;
+
+  template_engine::ExecOptions template_limits;  // SnapshotSources::template_limits
+  std::size_t max_pod_containers = 0;            // SnapshotSources::max_pod_containers
 };
 
 // ENABLE_NATIVE_SIDECARS=auto: native only if every node's kubelet has minor version ≥ 33, as

@@ -1,9 +1,13 @@
 // The engine's building blocks: resource quantity canonical form, Go struct marshalling and
 // normalisation of pods, container reordering, the status annotation, OpenShift and bad input.
+#include <chrono>
+
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "api/json.hpp"
 #include "engine_test_support.hpp"
+#include "operator/inject/builtin.hpp"
 #include "operator/inject/injector.hpp"
 #include "operator/inject/kube_view.hpp"
 #include "operator/inject/pod_ops.hpp"
@@ -185,6 +189,114 @@ TEST(EngineInject, UserProxyOverridesAreMergedAndRecorded) {
   EXPECT_EQ(api::to_json((*proxy)["args"]), R"(["custom"])");
   EXPECT_EQ(api::string_at(r.pod, {"metadata", "annotations", "proxy.istio.io/overrides"}),
             R"({"containers":[{"name":"istio-proxy","args":["custom"],"resources":{}}]})");
+}
+
+std::string pod_with_containers(std::size_t containers, std::size_t init_containers) {
+  std::string pod = R"({"metadata":{"name":"many"},"spec":{"initContainers":[)";
+  for (std::size_t i = 0; i < init_containers; ++i)
+    pod += (i ? "," : "") + std::string(R"({"name":"i)") + std::to_string(i) + R"("})";
+  pod += R"(],"containers":[)";
+  for (std::size_t i = 0; i < containers; ++i)
+    pod += (i ? "," : "") + std::string(R"({"name":"c)") + std::to_string(i) + R"("})";
+  return pod + "]}}";
+}
+
+TEST(EngineInject, PodBeyondTheContainerLimitIsRefusedBeforeAnyTemplateRuns) {
+  SnapshotSources sources = builtin_sources();
+  sources.native_sidecars = NativeSidecars::kDisabled;
+  auto built = build_snapshot(sources);
+  ASSERT_TRUE(built.ok()) << built.message();
+  // At the limit (containers and init containers together): injected, with the real template.
+  api::Document at_limit = json(pod_with_containers(kMaxPodContainers - 10, 10));
+  PodRequest req;
+  req.pod = &at_limit;
+  req.ns = "default";
+  InjectResult r = inject(**built, req);
+  EXPECT_EQ(r.outcome, Outcome::kInjected) << r.message.substr(0, 500);
+  // One more: refused, saying how many and what the limit is.
+  api::Document over = json(pod_with_containers(kMaxPodContainers - 9, 10));
+  req.pod = &over;
+  r = inject(**built, req);
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_EQ(r.failure_type, "pod_too_large");
+  EXPECT_EQ(r.message, "pod has " + std::to_string(kMaxPodContainers + 1) +
+                           " containers and init containers; sidecar injection handles at most " +
+                           std::to_string(kMaxPodContainers));
+  // A pod that is not injected is never refused for its size.
+  std::string skipped_text = pod_with_containers(kMaxPodContainers + 1, 0);
+  skipped_text.replace(skipped_text.find(R"("name":"many")"),
+                       std::string(R"("name":"many")").size(),
+                       R"("name":"many","annotations":{"sidecar.istio.io/inject":"false"})");
+  api::Document skipped = json(skipped_text);
+  req.pod = &skipped;
+  EXPECT_EQ(inject(**built, req).outcome, Outcome::kSkipped);
+  // The limit is the revision's to choose.
+  sources.max_pod_containers = 0;
+  built = build_snapshot(sources);
+  ASSERT_TRUE(built.ok());
+  req.pod = &over;
+  EXPECT_EQ(inject(**built, req).outcome, Outcome::kInjected);
+}
+
+std::shared_ptr<const Snapshot> snapshot_with_template(
+    const std::string& tmpl,
+    template_engine::ExecOptions limits = template_engine::ExecOptions::untrusted()) {
+  SnapshotSources src;
+  src.config = "policy: enabled\ntemplates:\n  runaway: |\n" + engine_test::indent(tmpl, 4) +
+               "defaultTemplates: [runaway]\n";
+  src.values = "{}";
+  src.template_limits = limits;
+  auto s = build_snapshot(src);
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.message());
+  return s.ok() ? *s : nullptr;
+}
+
+InjectResult inject_one_container(const Snapshot& s) {
+  api::Document pod = json(R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"app"}]}})");
+  PodRequest req;
+  req.pod = &pod;
+  req.ns = "default";
+  return inject(s, req);
+}
+
+TEST(EngineInject, RunawayTemplatesFailNamingTheTemplateAndTheBound) {
+  // Nested until loops: 10^10 iterations unbounded; the default step bound stops them (the
+  // time bound is off here so that a slow machine still meets the step bound first).
+  template_engine::ExecOptions steps = template_engine::ExecOptions::untrusted();
+  steps.max_duration = std::chrono::milliseconds(0);
+  auto loops = snapshot_with_template(
+      "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}metadata: {}\n", steps);
+  ASSERT_TRUE(loops);
+  InjectResult r = inject_one_container(*loops);
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_EQ(r.failure_type, "template_render");
+  EXPECT_THAT(r.message, ::testing::HasSubstr("template: inject:1:"));
+  EXPECT_THAT(r.message, ::testing::HasSubstr("execution exceeded the limit of 10000000 steps"));
+
+  // Output: 100 MB of YAML comments.
+  auto output = snapshot_with_template(
+      "{{ range until 100000 }}# {{ repeat 1000 \"x\" }}\n{{ end }}metadata: {}\n");
+  ASSERT_TRUE(output);
+  r = inject_one_container(*output);
+  EXPECT_EQ(r.failure_type, "template_render");
+  EXPECT_THAT(r.message, ::testing::HasSubstr("output exceeded the limit of 16777216 bytes"));
+
+  // Time: each step is slow (a 100,000-element list built per iteration), steps are few.
+  template_engine::ExecOptions timed;
+  timed.max_duration = std::chrono::milliseconds(50);
+  auto slow = snapshot_with_template(
+      "{{ range until 1000000 }}{{ $l := until 100000 }}{{ end }}metadata: {}\n", timed);
+  ASSERT_TRUE(slow);
+  r = inject_one_container(*slow);
+  EXPECT_EQ(r.failure_type, "template_render");
+  EXPECT_THAT(r.message, ::testing::HasSubstr("execution exceeded the time limit of 50ms"));
+
+  // Unbounded on request (as Go): the same output template then renders.
+  template_engine::ExecOptions none;
+  auto small = snapshot_with_template(
+      "{{ range until 2 }}# {{ repeat 10 \"x\" }}\n{{ end }}metadata: {}\n", none);
+  ASSERT_TRUE(small);
+  EXPECT_EQ(inject_one_container(*small).outcome, Outcome::kInjected);
 }
 
 }  // namespace
