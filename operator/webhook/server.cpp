@@ -14,6 +14,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -34,16 +35,65 @@ using tcp = asio::ip::tcp;
 namespace {
 
 constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
+using clock = std::chrono::steady_clock;
 constexpr std::uint32_t kHeaderLimit = 64 * 1024;
 constexpr std::uint64_t kDrainLimit = 16 * 1024 * 1024;
 
+// One accepted connection. Until its first byte arrives only the socket exists: the TLS
+// stream (OpenSSL's state and buffers, most of a connection's memory) is made when there is
+// something to read, so idle connections that never start TLS cost little.
 struct Connection {
-  Connection(tcp::socket socket, std::shared_ptr<ssl::context> context)
-      : tls(std::move(context)), stream(std::move(socket), *tls) {}
+  explicit Connection(tcp::socket s) : socket(std::move(s)) {}
+  tcp::socket socket;                 // until start_tls()
   std::shared_ptr<ssl::context> tls;  // kept for the connection's lifetime (cert reloads)
-  beast::ssl_stream<beast::tcp_stream> stream;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> stream;
   bool idle = true;  // waiting for the next request; only touched on the connection's strand
+
+  void start_tls(std::shared_ptr<ssl::context> context) {
+    tls = std::move(context);
+    stream = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(
+        beast::tcp_stream(std::move(socket)), *tls);
+  }
+  tcp::socket& raw() { return stream ? beast::get_lowest_layer(*stream).socket() : socket; }
+  // On the connection's strand.
+  void cancel() {
+    beast::error_code ec;
+    if (stream)
+      beast::get_lowest_layer(*stream).cancel();
+    else
+      socket.cancel(ec);
+  }
 };
+
+// A deadline for operations that beast::tcp_stream's own timer does not cover (waits on the
+// raw socket): cancels the connection when it fires.
+class Watchdog {
+ public:
+  Watchdog(const std::shared_ptr<Connection>& conn, asio::any_io_executor ex)
+      : conn_(conn), timer_(std::move(ex)) {}
+  void arm(std::chrono::steady_clock::duration d) {
+    timer_.expires_after(d);
+    timer_.async_wait([weak = std::weak_ptr<Connection>(conn_)](const beast::error_code& ec) {
+      if (ec) return;
+      if (auto c = weak.lock()) c->cancel();
+    });
+  }
+  void disarm() { timer_.cancel(); }
+
+ private:
+  std::shared_ptr<Connection> conn_;
+  asio::steady_timer timer_;
+};
+
+// Waits until the socket, before TLS, has bytes to read, at most `d`. False on timeout,
+// cancellation or error.
+asio::awaitable<bool> wait_readable(std::shared_ptr<Connection> conn, Watchdog& dog,
+                                    std::chrono::steady_clock::duration d) {
+  dog.arm(d);
+  auto [ec] = co_await conn->raw().async_wait(tcp::socket::wait_read, kUse);
+  dog.disarm();
+  co_return !ec;
+}
 
 }  // namespace
 
@@ -78,8 +128,10 @@ struct WebhookServer::Impl {
 
   asio::awaitable<void> accept_loop();
   asio::awaitable<void> session(std::shared_ptr<Connection> conn);
-  void track(const std::shared_ptr<Connection>& conn);
+  asio::awaitable<void> serve_requests(std::shared_ptr<Connection> conn);
+  bool track(const std::shared_ptr<Connection>& conn);  // false when at max_connections
   void untrack(const Connection* conn);
+  HttpReply timed_serve(const HttpRequest& request);
 
   ServerOptions options;
   const RevisionStore& store;
@@ -95,11 +147,36 @@ struct WebhookServer::Impl {
   std::mutex mu;
   std::condition_variable drained;
   std::unordered_set<std::shared_ptr<Connection>> connections;
+
+  // Per server thread: when its current request started (steady_clock ticks), 0 when idle.
+  std::unique_ptr<std::atomic<std::int64_t>[]> busy_since;
+  unsigned busy_slots = 0;
+  std::atomic<unsigned> threads_running{0};
 };
 
-void WebhookServer::Impl::track(const std::shared_ptr<Connection>& conn) {
+namespace {
+thread_local int worker_index = -1;  // this thread's slot in busy_since, -1 off the server
+}  // namespace
+
+bool WebhookServer::Impl::track(const std::shared_ptr<Connection>& conn) {
   std::lock_guard lock(mu);
+  if (connections.size() >= options.max_connections) return false;
   connections.insert(conn);
+  return true;
+}
+
+HttpReply WebhookServer::Impl::timed_serve(const HttpRequest& request) {
+  std::atomic<std::int64_t>* slot = nullptr;
+  if (worker_index >= 0 && static_cast<unsigned>(worker_index) < busy_slots)
+    slot = &busy_since[static_cast<unsigned>(worker_index)];
+  if (slot) slot->store(std::max<std::int64_t>(1, clock::now().time_since_epoch().count()));
+  struct Idle {
+    std::atomic<std::int64_t>* slot;
+    ~Idle() {
+      if (slot) slot->store(0);
+    }
+  } idle{slot};
+  return serve(ctx, request);
 }
 
 void WebhookServer::Impl::untrack(const Connection* conn) {
@@ -114,17 +191,55 @@ void WebhookServer::Impl::untrack(const Connection* conn) {
 }
 
 asio::awaitable<void> WebhookServer::Impl::accept_loop() {
+  // Go's net/http Serve: on a temporary accept error (EMFILE...) sleep 5 ms, doubling up to
+  // 1 s, instead of retrying at once (the listening socket stays readable: a busy loop).
+  constexpr auto kMinBackoff = std::chrono::milliseconds(5);
+  constexpr auto kMaxBackoff = std::chrono::seconds(1);
+  constexpr auto kLogEvery = std::chrono::seconds(10);
+  std::chrono::steady_clock::duration backoff{0};
+  asio::steady_timer pause(acceptor->get_executor());
+  std::optional<clock::time_point> last_log;
+  std::uint64_t errors_since_log = 0, refused_since_log = 0;
+  std::optional<clock::time_point> last_refused_log;
   while (!stopping) {
     auto [ec, socket] = co_await acceptor->async_accept(asio::make_strand(*ioc), kUse);
     if (ec) {
       if (stopping || ec == asio::error::operation_aborted) break;
-      log::warn("webhook accept failed", {{"error", ec.message()}});
+      ++errors_since_log;
+      if (!last_log || clock::now() - *last_log >= kLogEvery) {
+        log::warn(
+            "webhook accept failed; retrying with backoff",
+            {{"error", ec.message()}, {"errors", static_cast<std::int64_t>(errors_since_log)}});
+        last_log = clock::now();
+        errors_since_log = 0;
+      }
+      backoff = backoff.count() == 0
+                    ? std::chrono::steady_clock::duration(kMinBackoff)
+                    : std::min<std::chrono::steady_clock::duration>(backoff * 2, kMaxBackoff);
+      pause.expires_after(backoff);
+      auto [pec] = co_await pause.async_wait(kUse);
+      if (pec) break;
       continue;
     }
-    auto tls = certificate.current();
-    auto conn = std::make_shared<Connection>(std::move(socket), std::move(tls));
-    track(conn);
-    asio::co_spawn(conn->stream.get_executor(), session(conn), asio::detached);
+    backoff = {};
+    auto conn = std::make_shared<Connection>(std::move(socket));
+    if (!track(conn)) {
+      // Over the cap: closed at once (see server.hpp); counted in a rate-limited log line.
+      beast::error_code ignored;
+      conn->socket.set_option(asio::socket_base::linger(true, 0), ignored);
+      conn->socket.close(ignored);
+      ++refused_since_log;
+      if (!last_refused_log || clock::now() - *last_refused_log >= kLogEvery) {
+        log::warn("webhook connection refused: too many open connections",
+                  {{"max_connections", static_cast<std::int64_t>(options.max_connections)},
+                   {"refused", static_cast<std::int64_t>(refused_since_log)}});
+        last_refused_log = clock::now();
+        refused_since_log = 0;
+      }
+      continue;
+    }
+    auto ex = conn->socket.get_executor();
+    asio::co_spawn(ex, session(conn), asio::detached);
   }
 }
 
@@ -136,26 +251,71 @@ asio::awaitable<void> WebhookServer::Impl::session(std::shared_ptr<Connection> c
     ~Untrack() { impl->untrack(conn); }
   } untrack_guard{this, conn.get()};
 
-  auto& stream = conn->stream;
+  Watchdog dog(conn, conn->socket.get_executor());
+  auto accepted = clock::now();
+  // Nothing is allocated for TLS until the client sends its first byte.
+  bool readable = co_await wait_readable(conn, dog, options.handshake_timeout);
+  if (!readable || stopping) co_return;
+  auto tls = certificate.current();
+  conn->start_tls(std::move(tls));
+  auto& stream = *conn->stream;
   auto& tcp_layer = beast::get_lowest_layer(stream);
-  tcp_layer.expires_after(std::chrono::seconds(10));
+  tcp_layer.expires_at(accepted + options.handshake_timeout);
   auto [hec] = co_await stream.async_handshake(ssl::stream_base::server, kUse);
   if (hec) co_return;
 
+  co_await serve_requests(conn);
+  if (stopping) {
+    // No TLS close_notify exchange on the way out: a client that does not answer it would
+    // hold up stop() for the whole timeout.
+    tcp_layer.close();
+    co_return;
+  }
+  tcp_layer.expires_after(std::chrono::seconds(2));
+  co_await stream.async_shutdown(kUse);
+}
+
+asio::awaitable<void> WebhookServer::Impl::serve_requests(std::shared_ptr<Connection> conn) {
+  auto& stream = *conn->stream;
+  auto& tcp_layer = beast::get_lowest_layer(stream);
   beast::flat_buffer buffer;
   for (;;) {
     if (stopping) break;
     conn->idle = true;
-    tcp_layer.expires_after(options.idle_timeout);
+    if (buffer.size() == 0) {
+      // Between requests: wait for the next one's first bytes (through TLS: records may be
+      // buffered below it) for at most idle_timeout.
+      tcp_layer.expires_after(options.idle_timeout);
+      auto [rec, got] = co_await stream.async_read_some(buffer.prepare(4096), kUse);
+      if (rec || stopping) break;
+      buffer.commit(got);
+    }
+    conn->idle = false;
+    // The request's clock starts at its first byte.
+    auto started = clock::now();
+    auto request_deadline = started + options.request_timeout;
+    tcp_layer.expires_at(std::min(request_deadline, started + options.header_timeout));
     http::request_parser<http::string_body> parser;
     parser.header_limit(kHeaderLimit);
     parser.body_limit(boost::none);  // checked below, so that an oversized body gets its 400
     auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, kUse);
-    conn->idle = false;
+    if (ec == http::error::header_limit) {
+      // Go's net/http answers the same, then closes.
+      http::response<http::string_body> res{http::status::request_header_fields_too_large, 11};
+      res.set(http::field::content_type, "text/plain; charset=utf-8");
+      res.set(http::field::connection, "close");
+      res.body() = "431 Request Header Fields Too Large";
+      res.prepare_payload();
+      tcp_layer.expires_at(request_deadline);
+      auto written = co_await http::async_write(stream, res, kUse);
+      (void)written;  // closed either way
+      break;
+    }
     if (ec) break;
 
     bool too_large = false;
     std::uint64_t declared = parser.content_length().value_or(0);
+    tcp_layer.expires_at(request_deadline);
     if (declared > kMaxRequestBodyBytes) {
       too_large = true;
     } else if (!parser.is_done()) {
@@ -176,7 +336,7 @@ asio::awaitable<void> WebhookServer::Impl::session(std::shared_ptr<Connection> c
       request.content_type = ct->value();
     if (!too_large) request.body = req.body();
     request.body_too_large = too_large;
-    HttpReply reply = serve(ctx, request);
+    HttpReply reply = timed_serve(request);
 
     bool keep_alive = req.keep_alive() && !too_large && !stopping;
     http::response<http::string_body> res{static_cast<http::status>(reply.status), req.version()};
@@ -193,7 +353,6 @@ asio::awaitable<void> WebhookServer::Impl::session(std::shared_ptr<Connection> c
       left -= std::min<std::uint64_t>(left, buffer.size());
       buffer.consume(buffer.size());
       std::vector<char> scratch(64 * 1024);
-      tcp_layer.expires_after(std::chrono::seconds(10));
       while (left > 0) {
         auto [rec, got] = co_await stream.async_read_some(
             asio::buffer(scratch.data(), std::min<std::uint64_t>(left, scratch.size())), kUse);
@@ -202,18 +361,12 @@ asio::awaitable<void> WebhookServer::Impl::session(std::shared_ptr<Connection> c
       }
     }
 
-    tcp_layer.expires_after(std::chrono::seconds(30));
+    // The answer goes out within the request's deadline, or at least a second to write it
+    // when the engine took the time (the client may still be waiting for it).
+    tcp_layer.expires_at(std::max(request_deadline, clock::now() + std::chrono::seconds(1)));
     auto [wec, wn] = co_await http::async_write(stream, res, kUse);
     if (wec || !keep_alive) break;
   }
-  if (stopping) {
-    // No TLS close_notify exchange on the way out: a client that does not answer it would
-    // hold up stop() for the whole timeout.
-    tcp_layer.close();
-    co_return;
-  }
-  tcp_layer.expires_after(std::chrono::seconds(2));
-  co_await stream.async_shutdown(kUse);
 }
 
 WebhookServer::WebhookServer(ServerOptions options, const RevisionStore& store,
@@ -253,9 +406,22 @@ std::optional<std::string> WebhookServer::start() {
   }
   impl.port = acc.local_endpoint().port();
   impl.stopping = false;
-  asio::co_spawn(acc.get_executor(), impl.accept_loop(), asio::detached);
+  impl.busy_slots = n;
+  impl.busy_since = std::make_unique<std::atomic<std::int64_t>[]>(n);
   for (unsigned i = 0; i < n; ++i)
-    impl.threads.emplace_back([&impl] { impl.ioc->run(); });
+    impl.busy_since[i].store(0);
+  asio::co_spawn(acc.get_executor(), impl.accept_loop(), asio::detached);
+  for (unsigned i = 0; i < n; ++i) {
+    // The thread holds the Impl: a thread abandoned by stop() still finds it alive.
+    impl.threads.emplace_back([self = impl_, i, ioc = impl.ioc.get()] {
+      worker_index = static_cast<int>(i);
+      ++self->threads_running;
+      ioc->run();
+      --self->threads_running;
+      std::lock_guard lock(self->mu);
+      self->drained.notify_all();
+    });
+  }
   log::info("webhook server listening", {{"address", impl.options.address},
                                          {"port", static_cast<int>(impl.port)},
                                          {"threads", static_cast<int>(n)}});
@@ -270,9 +436,26 @@ unsigned WebhookServer::threads() const {
   return static_cast<unsigned>(impl_->threads.size());
 }
 
-void WebhookServer::stop() {
+std::string WebhookServer::stuck_reason() const {
+  const auto& impl = *impl_;
+  if (impl.busy_slots == 0) return {};
+  auto now = clock::now().time_since_epoch().count();
+  auto limit = std::chrono::duration_cast<clock::duration>(impl.options.stuck_after).count();
+  std::int64_t shortest = -1;
+  for (unsigned i = 0; i < impl.busy_slots; ++i) {
+    std::int64_t since = impl.busy_since[i].load();
+    if (since == 0 || now - since <= limit) return {};
+    shortest = shortest < 0 ? now - since : std::min(shortest, now - since);
+  }
+  auto seconds = std::chrono::duration_cast<std::chrono::milliseconds>(clock::duration(shortest));
+  return "every webhook thread (" + std::to_string(impl.busy_slots) +
+         ") has been inside one request for at least " + std::to_string(seconds.count()) +
+         " ms (stuck_after " + std::to_string(impl.options.stuck_after.count()) + " ms)";
+}
+
+bool WebhookServer::stop() {
   auto& impl = *impl_;
-  if (!impl.ioc) return;
+  if (!impl.ioc) return true;
   impl.stopping = true;
   asio::post(impl.acceptor->get_executor(), [&impl] {
     beast::error_code ec;
@@ -281,8 +464,8 @@ void WebhookServer::stop() {
   {
     std::unique_lock lock(impl.mu);
     for (const auto& conn : impl.connections) {
-      asio::post(conn->stream.get_executor(), [conn] {
-        if (conn->idle) beast::get_lowest_layer(conn->stream).cancel();
+      asio::post(conn->socket.get_executor(), [conn] {
+        if (conn->idle) conn->cancel();
       });
     }
     impl.drained.wait_for(lock, impl.options.shutdown_grace,
@@ -292,14 +475,36 @@ void WebhookServer::stop() {
                 {{"connections", static_cast<int>(impl.connections.size())}});
   }
   impl.ioc->stop();
-  for (auto& t : impl.threads)
-    t.join();
+  // Threads leave run() as soon as their handler returns; one inside a request that does not
+  // return is given one more second, then abandoned.
+  bool all_joined = true;
+  {
+    std::unique_lock lock(impl.mu);
+    all_joined = impl.drained.wait_for(lock, std::chrono::seconds(1),
+                                       [&impl] { return impl.threads_running.load() == 0; });
+  }
+  for (auto& t : impl.threads) {
+    if (all_joined)
+      t.join();
+    else
+      t.detach();
+  }
   impl.threads.clear();
+  if (!all_joined) {
+    // A detached thread is still inside a handler of this io_context: neither it nor the
+    // coroutine frames it owns may be destroyed. The process is shutting down; leak them.
+    log::error("webhook server stopped with a request stuck; its thread is abandoned",
+               {{"grace_ms", static_cast<std::int64_t>(impl.options.shutdown_grace.count())}});
+    (void)impl.acceptor.release();
+    (void)impl.ioc.release();
+    return false;
+  }
   // Destroys what is left (coroutine frames of connections that outlived the grace period)
   // while the rest of Impl is still alive.
   impl.acceptor.reset();
   impl.ioc.reset();
   log::info("webhook server stopped", {});
+  return true;
 }
 
 }  // namespace meshop::webhook

@@ -10,15 +10,38 @@
 //
 // - Its own io_context with `threads` threads (0 = std::thread::hardware_concurrency()), apart
 //   from the control loop (DESIGN.md "Threading"); every connection runs on its own strand.
-// - TLS 1.2+; each connection takes the certificate's current() context when accepted and keeps
-//   it, so certificate reloads never disturb a connection in flight (tls.hpp).
-// - Limits: request header 64 KiB; body kMaxRequestBodyBytes (a larger Content-Length is
-//   answered 400 after discarding up to 16 MiB of the body, then the connection is closed);
-//   TLS handshake 10 s; a connection idle for `idle_timeout` is closed (istiod: 90 s).
+// - TLS 1.2 and 1.3 only, TLS 1.2 with forward-secret AEAD suites only (tls.hpp); each
+//   connection takes the certificate's current() context when its TLS starts and keeps it, so
+//   certificate reloads never disturb a connection in flight.
+// - Bounds, so that no client can stall the server or make it hold memory (ServerOptions):
+//     connections      at most `max_connections` open; one more is accepted and closed at once
+//                      (the client sees a reset, fails fast and retries; waiting instead would
+//                      hold it in the kernel's backlog until a slot frees, with no deadline)
+//     first bytes      a connection that sends nothing is closed after `handshake_timeout`;
+//                      no TLS state is allocated before its first byte (an idle TCP connection
+//                      costs a socket and a coroutine frame, about a page)
+//     TLS handshake    done within `handshake_timeout` of the accept
+//     request          its header within `header_timeout` of its first byte, the whole
+//                      request read and answered within `request_timeout` of its first byte
+//                      (below the webhook configuration's timeoutSeconds, 10 s by default, so
+//                      the apiserver gets an answer rather than a timeout)
+//     header           64 KiB, else 431 and the connection is closed
+//     body             kMaxRequestBodyBytes (a larger Content-Length is answered 400 after
+//                      discarding up to 16 MiB of the body, then the connection is closed)
+//     keep-alive       a connection idle for `idle_timeout` between requests is closed (istiod:
+//                      90 s)
+//     accept errors    (EMFILE, ENFILE, ENOBUFS...) back off 5 ms doubling to 1 s, as Go's
+//                      net/http; logged once, then at most every 10 s with the count
+// - stuck_reason(): non-empty while every server thread has been inside one request for more
+//   than `stuck_after` (an engine or template that does not return): readiness probes say so.
 // - stop(): stops accepting, closes idle connections, lets requests in progress finish (at most
-//   `shutdown_grace`), then joins its threads. The destructor calls stop().
+//   `shutdown_grace`), then joins its threads. A thread still inside a request after that is
+//   detached and its io_context abandoned (leaked): stop() returns within shutdown_grace plus
+//   one second whatever the request does, and returns false so that the caller, which is
+//   shutting down, exits the process. The destructor calls stop().
 // Thread affinity: construct, start(), stop() from one owner thread; the handlers run on the
-// server's threads. The store, certificate and metrics must outlive the server.
+// server's threads; stuck_reason() from any thread. The store, certificate and metrics must
+// outlive the server.
 #pragma once
 
 #include <chrono>
@@ -39,7 +62,12 @@ struct ServerOptions {
   std::string default_revision = "default";
   unsigned threads = 0;
   std::chrono::seconds idle_timeout{90};
-  std::chrono::seconds shutdown_grace{10};
+  std::chrono::milliseconds shutdown_grace{10'000};
+  std::size_t max_connections = 1024;
+  std::chrono::milliseconds handshake_timeout{5'000};
+  std::chrono::milliseconds header_timeout{5'000};
+  std::chrono::milliseconds request_timeout{8'000};
+  std::chrono::milliseconds stuck_after{5'000};
 };
 
 class WebhookServer {
@@ -55,7 +83,10 @@ class WebhookServer {
   std::optional<std::string> start();
   unsigned short port() const;
   unsigned threads() const;
-  void stop();
+  // "" unless every thread has been in one request for longer than stuck_after.
+  std::string stuck_reason() const;
+  // False when a thread stuck in a request had to be abandoned (see above).
+  bool stop();
 
  private:
   struct Impl;

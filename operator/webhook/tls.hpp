@@ -8,8 +8,9 @@
 // and counted (meshop_webhook_certificate_reloads_total{result="error"}), and the files are
 // tried again as soon as they change once more.
 //
-// TLS 1.2 and later only (as istiod's webhook server). Thread-safe: current() may be called
-// from any thread while another reloads.
+// TLS 1.2 and later only (as istiod's webhook server); TLS 1.2 only with ECDHE + AES-GCM or
+// ChaCha20-Poly1305 suites (forward secret AEAD: no static-RSA key exchange, no CBC). Thread-safe:
+// current() may be called from any thread while another reloads.
 #pragma once
 
 #include <cstdint>

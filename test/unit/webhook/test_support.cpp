@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
@@ -15,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/rsa.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <rapidjson/pointer.h>
@@ -49,8 +51,8 @@ void add_ext(X509* cert, int nid, const char* value) {
 
 }  // namespace
 
-TestCert make_self_signed(const std::string& common_name) {
-  EVP_PKEY* key = EVP_EC_gen("P-256");
+TestCert make_self_signed(const std::string& common_name, bool rsa) {
+  EVP_PKEY* key = rsa ? EVP_RSA_gen(2048) : EVP_EC_gen("P-256");
   if (!key) throw std::runtime_error("EVP_EC_gen failed");
   X509* cert = X509_new();
   X509_set_version(cert, 2);
@@ -110,16 +112,20 @@ struct TlsClient::Impl {
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> stream;
   beast::flat_buffer buffer;
   bool open = false;
+  std::chrono::milliseconds timeout{30'000};
 };
 
 TlsClient::TlsClient(unsigned short port, const std::vector<std::string>& trusted,
-                     int max_tls_version)
+                     int max_tls_version, const std::string& tls12_ciphers)
     : impl_(std::make_unique<Impl>()) {
   auto& ctx = impl_->ctx;
   for (const auto& pem : trusted)
     ctx.add_certificate_authority(asio::buffer(pem));
   ctx.set_verify_mode(ssl::verify_peer);
   if (max_tls_version) SSL_CTX_set_max_proto_version(ctx.native_handle(), max_tls_version);
+  if (!tls12_ciphers.empty() &&
+      SSL_CTX_set_cipher_list(ctx.native_handle(), tls12_ciphers.c_str()) != 1)
+    throw std::runtime_error("bad cipher list " + tls12_ciphers);
   impl_->stream = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(impl_->ioc, ctx);
   auto& s = *impl_->stream;
   beast::get_lowest_layer(s).expires_after(std::chrono::seconds(30));
@@ -143,7 +149,7 @@ bool TlsClient::open() const {
 
 static ClientResponse exchange(TlsClient::Impl& impl, http::request<http::string_body>& req) {
   auto& s = *impl.stream;
-  beast::get_lowest_layer(s).expires_after(std::chrono::seconds(30));
+  beast::get_lowest_layer(s).expires_after(impl.timeout);
   req.set(http::field::host, "127.0.0.1");
   req.keep_alive(true);
   req.prepare_payload();
@@ -172,6 +178,51 @@ ClientResponse TlsClient::post(const std::string& target, const std::string& con
 ClientResponse TlsClient::get(const std::string& target) {
   http::request<http::string_body> req{http::verb::get, target, 11};
   return exchange(*impl_, req);
+}
+
+ClientResponse TlsClient::get_with_headers(
+    const std::string& target, const std::vector<std::pair<std::string, std::string>>& headers) {
+  http::request<http::string_body> req{http::verb::get, target, 11};
+  for (const auto& [name, value] : headers)
+    req.insert(name, value);
+  return exchange(*impl_, req);
+}
+
+void TlsClient::send_raw(const std::string& bytes) {
+  beast::get_lowest_layer(*impl_->stream).expires_after(impl_->timeout);
+  asio::write(*impl_->stream, asio::buffer(bytes));
+}
+
+bool TlsClient::closed_by_server_within(std::chrono::milliseconds limit) {
+  // Asynchronously, so that the limit holds (tcp_stream's timer does not cover blocking reads).
+  auto& s = *impl_->stream;
+  auto& ioc = impl_->ioc;
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  char buf[256];
+  for (;;) {
+    bool done = false;
+    beast::error_code result;
+    s.async_read_some(asio::buffer(buf), [&](const beast::error_code& ec, std::size_t) {
+      done = true;
+      result = ec;
+    });
+    ioc.restart();
+    ioc.run_until(deadline);
+    if (!done) {
+      beast::get_lowest_layer(s).cancel();
+      ioc.restart();
+      ioc.run();
+      return false;
+    }
+    if (result) {
+      impl_->open = false;
+      return true;
+    }
+  }
+}
+
+void TlsClient::set_timeout(std::chrono::milliseconds t) {
+  impl_->timeout = t;
 }
 
 std::string TlsClient::peer_common_name() const {

@@ -2,6 +2,7 @@
 // (Beast, synchronous, keep-alive) and a fake injection engine.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,7 +18,8 @@ struct TestCert {
 
 // A self-signed certificate for `common_name` with SANs IP:127.0.0.1 and DNS:localhost, valid
 // for a day. Clients trust it directly (it is its own CA).
-TestCert make_self_signed(const std::string& common_name);
+// `rsa`: an RSA-2048 key instead of ECDSA P-256 (for tests of RSA key exchange suites).
+TestCert make_self_signed(const std::string& common_name, bool rsa = false);
 
 void write_file(const std::string& path, const std::string& text);
 // A fresh directory under the test's temporary directory.
@@ -35,11 +37,21 @@ struct ClientResponse {
 class TlsClient {
  public:
   TlsClient(unsigned short port, const std::vector<std::string>& trusted,
-            int max_tls_version = 0);  // e.g. TLS1_1_VERSION to test refusal; 0 = default
+            int max_tls_version = 0,  // e.g. TLS1_1_VERSION to test refusal; 0 = default
+            const std::string& tls12_ciphers = "");  // OpenSSL cipher list; "" = default
   ~TlsClient();
   ClientResponse post(const std::string& target, const std::string& content_type,
                       const std::string& body);
   ClientResponse get(const std::string& target);
+  // GET with extra headers.
+  ClientResponse get_with_headers(const std::string& target,
+                                  const std::vector<std::pair<std::string, std::string>>& headers);
+  // Writes raw bytes through TLS (a request in pieces).
+  void send_raw(const std::string& bytes);
+  // Reads until the server closes the connection, at most `limit`; true when it did.
+  bool closed_by_server_within(std::chrono::milliseconds limit);
+  // Deadline of each later exchange (default 30 s).
+  void set_timeout(std::chrono::milliseconds t);
   // The CN of the certificate the server presented.
   std::string peer_common_name() const;
   bool open() const;
