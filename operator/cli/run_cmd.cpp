@@ -23,6 +23,7 @@
 // SIGTERM/SIGINT: controllers finish what they are doing, the lease is released, the webhook
 // answers the requests in progress, exit 0. Losing the lease exits 1.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -324,6 +325,7 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   mo.health_address = opts.health_address;
   mo.leader_election = opts.leader_elect;
   mo.leader_election_config.identity = runtime::default_identity();
+  mo.not_ready = [&server] { return server.stuck_reason(); };
   runtime::Manager manager(control, clock, runtime_metrics, mo);
   runtime::KubeLeaseLock lease(client, opts.ns, opts.lease_name);
   if (opts.leader_elect) manager.set_lease_lock(lease);
@@ -345,7 +347,12 @@ int run_operator(const RunOptions& opts, Context& ctx) {
                                     : "service " + opts.webhook_service + "." + opts.ns},
              {"leader_election", opts.leader_elect}});
   int code = manager.run();
-  server.stop();
+  if (!server.stop()) {
+    // A webhook thread is stuck in a request and was abandoned (server.hpp): what it uses is
+    // about to be destroyed, so leave now rather than unwind under it.
+    std::fflush(nullptr);
+    std::_Exit(code == 0 ? 1 : code);
+  }
   return code;
 }
 

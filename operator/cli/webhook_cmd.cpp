@@ -17,6 +17,7 @@
 // The certificate files are watched and reloaded without dropping requests. SIGTERM/SIGINT stop
 // it cleanly (requests in progress are answered).
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -168,10 +169,14 @@ int serve(const WebhookOptions& opts, Context& ctx) {
                    asio::detached);
   }
 
+  webhook::WebhookServer* serving = nullptr;  // set once the server exists
   runtime::HealthServer health(control.get_executor(),
                                {.not_ready_reason =
-                                    [&store, rev = opts.revision] {
-                                      if (store.get(rev)) return std::string();
+                                    [&store, &serving, rev = opts.revision] {
+                                      if (store.get(rev)) {
+                                        if (serving) return serving->stuck_reason();
+                                        return std::string();
+                                      }
                                       std::string why =
                                           "no injector configuration for revision " + rev;
                                       if (auto err = store.last_error(rev); !err.empty())
@@ -194,6 +199,7 @@ int serve(const WebhookOptions& opts, Context& ctx) {
     ctx.err << "Error: " << *err << '\n';
     return kExitError;
   }
+  serving = &server;
 
   // Certificate and --config-dir changes are noticed by polling: it sees a mounted Secret or
   // ConfigMap's symlink swap as surely as a plain rewrite, and costs a few stat() calls.
@@ -209,7 +215,12 @@ int serve(const WebhookOptions& opts, Context& ctx) {
     log::info("signal received; shutting down", {{"signal", signo}});
     stopping = true;
     poll_timer.cancel();
-    server.stop();  // answers requests in progress, then joins the webhook threads
+    // Answers requests in progress, then joins the webhook threads; one stuck in a request
+    // is abandoned after the grace (server.hpp), and then the process leaves at once.
+    if (!server.stop()) {
+      std::fflush(nullptr);
+      std::_Exit(kExitError);
+    }
     health.stop();
     if (cluster.informer) cluster.informer->stop();
     if (!cluster.informer) {

@@ -43,6 +43,7 @@ std::string Manager::not_ready_reason() const {
     if (!i->has_synced()) reason += (reason.empty() ? "not synced: " : ", ") + i->name();
   }
   if (shutdown_requested_ && reason.empty()) reason = "shutting down";
+  if (reason.empty() && options_.not_ready) reason = options_.not_ready();
   return reason;
 }
 

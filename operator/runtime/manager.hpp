@@ -17,6 +17,7 @@
 // must outlive run().
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,9 @@ struct ManagerOptions {
   LeaderElectionConfig leader_election_config{};
   Duration graceful_shutdown = std::chrono::seconds(30);
   bool handle_signals = true;
+  // More readiness: a non-empty reason makes /readyz 503 with it (e.g. the webhook's
+  // WebhookServer::stuck_reason()). Called on the control loop's thread.
+  std::function<std::string()> not_ready;
 };
 
 // hostname + "_" + 16 random hex digits, like controller-runtime's identity.

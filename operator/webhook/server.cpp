@@ -256,6 +256,17 @@ asio::awaitable<void> WebhookServer::Impl::session(std::shared_ptr<Connection> c
   // Nothing is allocated for TLS until the client sends its first byte.
   bool readable = co_await wait_readable(conn, dog, options.handshake_timeout);
   if (!readable || stopping) co_return;
+  {
+    // Readable may mean closed: a client that leaves without a byte costs no TLS state either.
+    char first = 0;
+    beast::error_code peek_ec;
+    conn->socket.non_blocking(true, peek_ec);
+    std::size_t n =
+        conn->socket.receive(asio::buffer(&first, 1), tcp::socket::message_peek, peek_ec);
+    if (peek_ec || n == 0) {
+      if (peek_ec != asio::error::would_block) co_return;
+    }
+  }
   auto tls = certificate.current();
   conn->start_tls(std::move(tls));
   auto& stream = *conn->stream;
