@@ -370,9 +370,10 @@ TEST(TemplateLimits, TimeLimitStopsATemplateWhoseStepsAreSlow) {
   timed.max_duration = std::chrono::milliseconds(20);
   auto r = (*t)->execute(Value(), timed);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(
-      r.error(),
-      "template: t:1:17: executing \"t\" at <{{nap}}>: execution exceeded the time limit of 20ms");
+  // Named at the node reached when the clock was read: the action or its command.
+  EXPECT_THAT(r.error(), ::testing::StartsWith("template: t:1:1"));
+  EXPECT_THAT(r.error(), ::testing::HasSubstr("executing \"t\" at <"));
+  EXPECT_THAT(r.error(), ::testing::EndsWith(": execution exceeded the time limit of 20ms"));
   // The bounds the injection engine uses are all set.
   constexpr ExecOptions untrusted = ExecOptions::untrusted();
   EXPECT_GT(untrusted.max_steps, 0u);
