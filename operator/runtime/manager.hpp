@@ -39,7 +39,7 @@ struct ManagerOptions {
   bool handle_signals = true;
   // More readiness: a non-empty reason makes /readyz 503 with it (e.g. the webhook's
   // WebhookServer::stuck_reason()). Called on the control loop's thread.
-  std::function<std::string()> not_ready;
+  std::function<std::string()> not_ready = nullptr;
 };
 
 // hostname + "_" + 16 random hex digits, like controller-runtime's identity.
