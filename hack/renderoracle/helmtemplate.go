@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	commonutil "helm.sh/helm/v4/pkg/chart/common/util"
@@ -15,6 +16,8 @@ import (
 
 // cmdHelmTemplate renders one chart directory the way `helm template` does for a fresh
 // install (Revision 1, IsInstall), values.yaml coalesced with the -f files in order.
+// --repeat N renders N times (values coalescing and rendering, not loading) and reports the
+// mean time on stderr, for hack/bench-helm.sh.
 func cmdHelmTemplate(args []string) error {
 	fs := flag.NewFlagSet("helm-template", flag.ExitOnError)
 	var files multiFlag
@@ -23,6 +26,7 @@ func cmdHelmTemplate(args []string) error {
 	namespace := fs.String("namespace", "default", "release namespace")
 	name := fs.String("name", "release-name", "release name")
 	kubeVersion := fs.String("kube-version", "", "Capabilities.KubeVersion (default Helm's)")
+	repeat := fs.Int("repeat", 1, "render N times and report the mean render time on stderr (benchmarks)")
 	// The chart directory comes first, as with `helm template NAME CHART`; flags follow.
 	if len(args) < 1 || len(args[0]) == 0 || args[0][0] == '-' {
 		return fmt.Errorf("usage: helm-template CHARTDIR [flags]")
@@ -59,9 +63,19 @@ func cmdHelmTemplate(args []string) error {
 	if err != nil {
 		return fmt.Errorf("values: %w", err)
 	}
-	out, err := engine.Render(chrt, renderVals)
-	if err != nil {
-		return err
+	var out map[string]string
+	start := time.Now()
+	for i := 0; i < *repeat; i++ {
+		if renderVals, err = commonutil.ToRenderValues(chrt, vals, opts, &caps); err != nil {
+			return fmt.Errorf("values: %w", err)
+		}
+		if out, err = engine.Render(chrt, renderVals); err != nil {
+			return err
+		}
+	}
+	if *repeat > 1 {
+		fmt.Fprintf(os.Stderr, "render: %d runs, %.3f ms each\n", *repeat,
+			float64(time.Since(start).Microseconds())/1000/float64(*repeat))
 	}
 	crds := map[string]string{}
 	for _, c := range chrt.CRDObjects() {

@@ -8,11 +8,13 @@
 //
 //   meshop_helm_differential --istio DIR --oracle BIN --work DIR [--charts DIR]...
 //       [--min-identical N] [--max-differ M] [--verbose]
+//   meshop_helm_differential --bench CHARTDIR N      (mean render time, for hack/bench-helm.sh)
 // --charts adds every chart under DIR (meshop's own feature charts in testdata/).
 //
 // Prints "N identical, M differ" and the differing template paths; exits 1 when fewer than
 // N outputs are identical or more than M differ (and when nothing is identical: the suite
 // must not pass vacuously).
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -117,6 +119,29 @@ std::string error_location(const std::string& e) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--bench") {
+    // --bench CHARTDIR N: the mean time of N renders (coalescing and rendering, not loading),
+    // the same work as renderoracle helm-template --repeat N; for hack/bench-helm.sh.
+    auto chart = helm::load_chart(argv[2]);
+    if (!chart) {
+      std::cerr << chart.message() << "\n";
+      return 1;
+    }
+    long n = std::stol(argv[3]);
+    auto start = std::chrono::steady_clock::now();
+    for (long i = 0; i < n; ++i) {
+      auto r = helm::render(*chart, template_engine::Value(),
+                            {.name = "istio", .namespace_ = "istio-system"});
+      if (!r) {
+        std::cerr << r.message() << "\n";
+        return 1;
+      }
+    }
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::cerr << "render: " << n << " runs, " << ms / static_cast<double>(n) << " ms each\n";
+    return 0;
+  }
   std::string istio, oracle, work;
   long min_identical = -1, max_differ = -1;
   std::vector<std::string> extra_roots;
