@@ -44,8 +44,10 @@ std::string quote(std::string_view s) {
 
 class State {
  public:
-  State(const std::shared_ptr<const TemplateSet>& set, std::string& out, const ExecOptions& options)
-      : set_(*set),
+  State(const std::shared_ptr<const TemplateSet>& set, const TreeIndex* index, std::string& out,
+        const ExecOptions& options)
+      : set_(set.get()),
+        index_(index),
         owner_(set),
         out_(out),
         options_(options),
@@ -69,13 +71,13 @@ class State {
       full += std::string(tmpl_name_) + ": " + msg;
     } else {
       int pos = node_->pos;
-      std::string_view text = set_.text;
+      std::string_view text = set_->text;
       if (pos > static_cast<int>(text.size())) pos = static_cast<int>(text.size());
       std::string_view before = text.substr(0, static_cast<std::size_t>(pos));
       auto nl = before.rfind('\n');
       int col = nl == std::string_view::npos ? pos : pos - static_cast<int>(nl) - 1;
       int line = 1 + static_cast<int>(std::count(before.begin(), before.end(), '\n'));
-      full += set_.name + ":" + std::to_string(line) + ":" + std::to_string(col) + ": executing " +
+      full += set_->name + ":" + std::to_string(line) + ":" + std::to_string(col) + ": executing " +
               quote(tmpl_name_) + " at <" + node_string(node_) + ">: " + msg;
     }
     throw ExecError{std::move(full)};
@@ -96,13 +98,13 @@ class State {
         return;
       }
     }
-    errorf("undefined variable: " + set_.var_names[static_cast<std::size_t>(id)]);
+    errorf("undefined variable: " + set_->var_names[static_cast<std::size_t>(id)]);
   }
   void set_top_var(std::size_t n, Value v) { vars_[vars_.size() - n].value = std::move(v); }
   const Value& var_value(int id) const {
     for (std::size_t i = vars_.size(); i-- > base_;)
       if (vars_[i].id == id) return vars_[i].value;
-    errorf("undefined variable: " + set_.var_names[static_cast<std::size_t>(id)]);
+    errorf("undefined variable: " + set_->var_names[static_cast<std::size_t>(id)]);
   }
 
   // --- walking -------------------------------------------------------------------
@@ -293,8 +295,25 @@ class State {
 
   void walk_template(const Value& dot, const TemplateNode* t) {
     at(t);
-    auto it = set_.trees.find(t->name);
-    if (it == set_.trees.end()) errorf("template " + quote(t->name) + " not defined");
+    // In a group ({{template}} across files), the name resolves in the group's namespace and
+    // the callee's own set then reports positions and owns the literals.
+    const TemplateSet* callee_set = set_;
+    std::shared_ptr<const void> callee_owner;
+    const ListNode* callee = nullptr;
+    std::string_view callee_name;
+    if (index_ != nullptr) {
+      auto it = index_->find(t->name);
+      if (it == index_->end()) errorf("template " + quote(t->name) + " not defined");
+      callee_set = it->second.set.get();
+      callee_owner = it->second.set;
+      callee = it->second.root;
+      callee_name = it->first;
+    } else {
+      auto it = set_->trees.find(t->name);
+      if (it == set_->trees.end()) errorf("template " + quote(t->name) + " not defined");
+      callee = it->second;
+      callee_name = it->first;
+    }
     if (depth_ == kMaxExecDepth)
       errorf("exceeded maximum template depth (" + std::to_string(kMaxExecDepth) + ")");
     Value new_dot = eval_pipeline(dot, t->pipe);
@@ -305,8 +324,14 @@ class State {
     base_ = vars_.size();
     push(0, new_dot);
     ++depth_;
-    tmpl_name_ = it->first;
-    walk(new_dot, it->second);
+    tmpl_name_ = callee_name;
+    const TemplateSet* saved_set = set_;
+    std::shared_ptr<const void> saved_owner;
+    if (callee_owner) saved_owner = std::exchange(owner_, std::move(callee_owner));
+    set_ = callee_set;
+    walk(new_dot, callee);
+    set_ = saved_set;
+    if (saved_owner) owner_ = std::move(saved_owner);
     --depth_;
     tmpl_name_ = saved_name;
     vars_.resize(saved_size);
@@ -763,7 +788,8 @@ class State {
     append_action_value(out_, v);
   }
 
-  const TemplateSet& set_;
+  const TemplateSet* set_;
+  const TreeIndex* index_;
   // Keeps the template's literal strings alive in values that escape into the data.
   std::shared_ptr<const void> owner_;
   std::string& out_;
@@ -785,7 +811,7 @@ class State {
 
 std::optional<std::string> execute_set(const std::shared_ptr<const TemplateSet>& set,
                                        std::string_view tmpl, const Value& data, std::string& out,
-                                       const ExecOptions& options) {
+                                       const ExecOptions& options, const TreeIndex* index) {
   auto it = set->trees.find(tmpl);
   if (it == set->trees.end()) {
     if (tmpl == set->name)
@@ -794,7 +820,7 @@ std::optional<std::string> execute_set(const std::shared_ptr<const TemplateSet>&
     return "template: no template " + go_quote(tmpl) + " associated with template " +
            go_quote(set->name);
   }
-  State s(set, out, options);
+  State s(set, index, out, options);
   try {
     s.run(it->first, it->second, data);
   } catch (const ExecError& e) {

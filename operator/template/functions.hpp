@@ -103,6 +103,8 @@ class FunctionMap {
     for (const auto& [n, f] : other.fns_)
       fns_[n] = f;
   }
+  // Removes `name` (Helm deletes sprig's env and expandenv this way).
+  void erase(std::string_view name) { fns_.erase(std::string(name)); }
   const Function* find(std::string_view name) const {
     auto it = fns_.find(std::string(name));
     return it == fns_.end() ? nullptr : &it->second;

@@ -876,6 +876,8 @@ Builtin builtin_named(std::string_view n) {
   return it == m.end() ? Builtin::kNone : it->second;
 }
 
+}  // namespace
+
 bool is_empty_tree(const Node* n) {
   if (n == nullptr) return true;
   switch (n->type) {
@@ -895,6 +897,8 @@ bool is_empty_tree(const Node* n) {
       return false;
   }
 }
+
+namespace {
 
 class TreeParser {
  public:

@@ -58,3 +58,56 @@ bool Template::has_template(std::string_view name) const {
 }
 
 }  // namespace meshop::template_engine
+
+namespace meshop::template_engine {
+
+struct TemplateGroup::State {
+  FunctionMap funcs;
+  detail::TreeIndex index;
+};
+
+TemplateGroup::TemplateGroup(FunctionMap functions) : state_(std::make_shared<State>()) {
+  state_->funcs = std::move(functions);
+}
+TemplateGroup::~TemplateGroup() = default;
+TemplateGroup::TemplateGroup(const TemplateGroup& o) : state_(std::make_shared<State>(*o.state_)) {}
+TemplateGroup& TemplateGroup::operator=(const TemplateGroup& o) {
+  if (this != &o) state_ = std::make_shared<State>(*o.state_);
+  return *this;
+}
+
+std::optional<std::string> TemplateGroup::add(std::string name, std::string_view text) {
+  auto set = detail::parse_set(std::move(name), text, state_->funcs);
+  if (!set.ok()) return set.error();
+  std::shared_ptr<const detail::TemplateSet> shared = std::move(set).value();
+  for (const auto& [n, root] : shared->trees) {
+    auto it = state_->index.find(n);
+    if (it != state_->index.end() && detail::is_empty_tree(root) &&
+        !detail::is_empty_tree(it->second.root))
+      continue;
+    state_->index.insert_or_assign(n, detail::TreeRef{shared, root});
+  }
+  return std::nullopt;
+}
+
+Result<std::string> TemplateGroup::execute_template(std::string_view name, const Value& data,
+                                                    const ExecOptions& options) const {
+  auto it = state_->index.find(name);
+  if (it == state_->index.end())
+    return fail("template: no template " + go_quote(name) + " associated with template " +
+                go_quote("gotpl"));
+  std::string out;
+  if (auto err = detail::execute_set(it->second.set, name, data, out, options, &state_->index))
+    return fail(*err);
+  return out;
+}
+
+bool TemplateGroup::has_template(std::string_view name) const {
+  return state_->index.find(name) != state_->index.end();
+}
+
+const FunctionMap& TemplateGroup::functions() const {
+  return state_->funcs;
+}
+
+}  // namespace meshop::template_engine

@@ -108,3 +108,35 @@ class Template {
 };
 
 }  // namespace meshop::template_engine
+
+namespace meshop::template_engine {
+
+// Several template texts sharing one namespace of definitions, as Go's templates associated
+// through t.New(name).Parse(text) (Helm parses every file of a chart this way): each text is
+// the template of its name, {{template "x"}} and execute_template("x") find "x" wherever it
+// was defined, and a later definition replaces an earlier one of the same name unless it is
+// empty (Go's AddParseTree). Errors name the file the failing node is in, with its line and
+// column in that file.
+//
+// Not thread-safe while texts are being added; executions may run concurrently afterwards.
+class TemplateGroup {
+ public:
+  explicit TemplateGroup(FunctionMap functions);
+  ~TemplateGroup();
+  TemplateGroup(const TemplateGroup&);  // cheap: the parsed sets are shared
+  TemplateGroup& operator=(const TemplateGroup&);
+
+  // Parses `text` as the template `name`; on a parse error (Go's text, naming `name`) the
+  // group is unchanged.
+  std::optional<std::string> add(std::string name, std::string_view text);
+  Result<std::string> execute_template(std::string_view name, const Value& data,
+                                       const ExecOptions& options = {}) const;
+  bool has_template(std::string_view name) const;
+  const FunctionMap& functions() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace meshop::template_engine

@@ -57,6 +57,16 @@ struct TemplateSet {
   }
 };
 
+// The namespace of a TemplateGroup: every named tree of every file, resolved across sets.
+struct TreeRef {
+  std::shared_ptr<const TemplateSet> set;
+  const ListNode* root;
+};
+using TreeIndex = std::map<std::string, TreeRef, std::less<>>;
+
+// Go's parse.IsEmptyTree: only whitespace text and comments.
+bool is_empty_tree(const Node* n);
+
 // Parses; the error is Go's parse error text.
 Result<std::shared_ptr<TemplateSet>> parse_set(std::string name, std::string_view text,
                                                const FunctionMap& funcs);
@@ -67,6 +77,7 @@ Result<std::shared_ptr<TemplateSet>> parse_set(std::string name, std::string_vie
 // may outlive the Template it was rendered with.
 std::optional<std::string> execute_set(const std::shared_ptr<const TemplateSet>& set,
                                        std::string_view tmpl, const Value& data, std::string& out,
-                                       const ExecOptions& options);
+                                       const ExecOptions& options,
+                                       const TreeIndex* index = nullptr);
 
 }  // namespace meshop::template_engine::detail

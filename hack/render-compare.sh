@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Measures meshop's `manifest generate` against upstream's renderer (hack/renderoracle.sh
+# generate) on upstream's manifest-generate inputs and every profile; prints
+#   N identical, M differ, K only-upstream, L only-meshop
+# per case and in total. A report, not a test (exit 0 whatever the counts).
+#   hack/render-compare.sh [--meshop BIN] [--verbose] [CASE...]
+# BIN defaults to build/relwithdebinfo/operator/meshop of this checkout.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+meshop="$here/../build/relwithdebinfo/operator/meshop"
+if [ "${1:-}" = "--meshop" ]; then meshop=$2; shift 2; fi
+oracle=$(bash "$here/renderoracle.sh" --build)
+istio=$(bash "$here/istio-module.sh")
+exec python3 "$here/render-compare.py" --meshop "$meshop" --oracle "$oracle" --istio "$istio" "$@"
