@@ -6,13 +6,11 @@
 #include "api/hash.hpp"
 #include "api/istio_operator.hpp"
 #include "operator/log/log.hpp"
+#include "operator/manifest/installed_kinds.hpp"
 #include "operator/manifest/render.hpp"
 
 namespace meshop::reconcilers {
 namespace {
-
-constexpr std::string_view kMutatingWebhookKind = "MutatingWebhookConfiguration";
-constexpr std::string_view kNamespaceKind = "Namespace";
 
 std::string group_of(std::string_view api_version) {
   auto slash = api_version.find('/');
@@ -164,26 +162,23 @@ ObjectId object_id(const rapidjson::Value& object) {
 }
 
 const std::vector<std::pair<std::string, std::string>>& prunable_kinds() {
-  // The kinds of manifests/components/*.yaml, in the order render.hpp applies them.
-  static const std::vector<std::pair<std::string, std::string>> kinds{
-      {"v1", "ServiceAccount"},
-      {"rbac.authorization.k8s.io/v1", "ClusterRole"},
-      {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding"},
-      {"rbac.authorization.k8s.io/v1", "Role"},
-      {"rbac.authorization.k8s.io/v1", "RoleBinding"},
-      {"v1", "ResourceQuota"},
-      {"v1", "ConfigMap"},
-      {"apps/v1", "Deployment"},
-      {"apps/v1", "DaemonSet"},
-      {"autoscaling/v2", "HorizontalPodAutoscaler"},
-      {"policy/v1", "PodDisruptionBudget"},
-      {"v1", "Service"},
-  };
+  static const std::vector<std::pair<std::string, std::string>> kinds = [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const manifest::InstalledKind& k : manifest::installed_kinds()) {
+      if (k.owner != manifest::InstalledKind::Owner::kInstall) continue;
+      std::string group(k.group), version(k.version);
+      out.emplace_back(group.empty() ? version : group + "/" + version, std::string(k.kind));
+    }
+    return out;
+  }();
   return kinds;
 }
 
 bool managed_kind(std::string_view kind) {
-  return kind != kMutatingWebhookKind && kind != kNamespaceKind;
+  // A kind the table does not know (an overlay's) is applied and pruned like the rest.
+  for (const manifest::InstalledKind& k : manifest::installed_kinds())
+    if (k.kind == kind) return k.owner == manifest::InstalledKind::Owner::kInstall;
+  return true;
 }
 
 std::vector<ObjectId> select_prune(const std::set<ObjectId>& desired,

@@ -110,9 +110,9 @@ struct ObjectId {
 };
 ObjectId object_id(const rapidjson::Value& object);
 
-// The kinds meshop can render, as (apiVersion, kind), in apply order; uninstall walks them in
-// reverse. Neither MutatingWebhookConfigurations (the webhooks reconciler's) nor Namespaces
-// (never deleted) are listed.
+// The kinds install applies and prunes, as (apiVersion, kind), in apply order; uninstall walks
+// them in reverse. From manifest::installed_kinds() (Owner::kInstall): neither
+// MutatingWebhookConfigurations (the webhooks reconciler's) nor Namespaces (never deleted).
 const std::vector<std::pair<std::string, std::string>>& prunable_kinds();
 
 // Whether the install reconciler applies / prunes objects of this kind.
