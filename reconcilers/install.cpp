@@ -708,9 +708,37 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
   co_return outcome;
 }
 
+kube::Task<void> InstallReconciler::report_failure(std::string key, std::string message) {
+  // An API error (Forbidden, unreachable, conflict) ended the pass: say so where users look,
+  // status ERROR with the apiserver's message (it names the verb and resource) and a Warning
+  // Event, instead of leaving the last status (e.g. RECONCILING) standing. Best effort: the
+  // status write may fail for the same reason; the error is retried with backoff either way.
+  auto slash = key.find('/');
+  if (slash == std::string::npos) co_return;
+  auto got =
+      co_await client_->get(istio_operator_resource(), key.substr(0, slash), key.substr(slash + 1));
+  if (!got) co_return;
+  const bool deleting = !api::string_at(*got, {"metadata", "deletionTimestamp"}).empty();
+  StatusReport report;
+  report.state = InstallState::kError;
+  report.message = (deleting ? "uninstall blocked (finalizer " + std::string(kUninstallFinalizer) +
+                                   " kept; retrying): "
+                             : "install failed (retrying): ") +
+                   message;
+  warn(*got, deleting ? "UninstallBlocked" : "ReconcileFailed", report.message);
+  auto written = co_await write_status(*got, report);
+  if (!written)
+    log::warn("cannot write the IstioOperator's ERROR status",
+              {{"controller", "install"}, {"object", key}, {"reason", written.message()}});
+}
+
 kube::Task<runtime::Action> InstallReconciler::reconcile(const std::string& key) {
   auto outcome = co_await reconcile_once(key);
-  if (!outcome) co_return runtime::Action::error(outcome.message());
+  if (!outcome) {
+    std::string message = outcome.message();
+    co_await report_failure(key, message);
+    co_return runtime::Action::error(std::move(message));
+  }
   using Kind = InstallOutcome::Kind;
   switch (outcome->kind) {
     case Kind::kAbsent:

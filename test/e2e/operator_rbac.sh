@@ -5,7 +5,10 @@
 #   - it can create every Role, ClusterRole and binding the charts render (server dry-run of
 #     `meshop manifest generate` with every optional component), because it holds what they grant;
 #   - `meshop run` under it installs a minimal IstioOperator to HEALTHY and, on delete,
-#     uninstalls it: the finalizer goes and no owned object is left (nothing forced by the test).
+#     uninstalls it: the finalizer goes and no owned object is left (nothing forced by the test);
+#   - with resourcequotas dropped from the ClusterRole, a pass is ERROR naming
+#     "list ... resourcequotas" with a Warning Event, a delete says "uninstall blocked" (Event
+#     UninstallBlocked), and the uninstall completes once the permission is back.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 : "${MESHOP_BIN:?}" "${MESHOP_SOURCE_DIR:?}"
@@ -87,10 +90,56 @@ YAML
 healthy() { [ "$(kubectl -n "$cp" get istiooperator minimal -o jsonpath='{.status.status}')" = HEALTHY ]; }
 wait_for 120 "IstioOperator HEALTHY under the ServiceAccount" healthy
 echo "installed: HEALTHY as the ServiceAccount"
-sel="install.operator.istio.io/owning-resource=minimal,install.operator.istio.io/owning-resource-namespace=$cp"
+
+# Forbidden is an error users see: without `resourcequotas` in the ClusterRole the prune LIST
+# is refused; the IstioOperator turns ERROR naming verb and resource, with a Warning Event.
+sed 's/, resourcequotas\]/]/' "$MESHOP_SOURCE_DIR/config/rbac.yaml" >"$work/rbac-no-quotas.yaml"
+grep -q resourcequotas "$work/rbac-no-quotas.yaml" && fail "could not drop resourcequotas from the ClusterRole"
+kubectl apply -f "$work/rbac-no-quotas.yaml" >/dev/null
+t0=$(date +%s.%N)
+kubectl -n "$cp" label istiooperator minimal "e2e-touch=$id" >/dev/null  # a pass now
+errored() {
+  local m
+  m=$(kubectl -n "$cp" get istiooperator minimal -o jsonpath='{.status.status} {.status.message}')
+  [[ $m == ERROR* && $m == *list* && $m == *resourcequotas* ]]
+}
+wait_for 30 "ERROR naming list resourcequotas" errored
+t1=$(date +%s.%N)
+echo "forbidden: ERROR after $(python3 -c "print(round($t1 - $t0, 2))") s:" \
+  "$(kubectl -n "$cp" get istiooperator minimal -o jsonpath='{.status.message}' | cut -c1-160)"
+warned() { kubectl -n "$cp" get events.events.k8s.io --field-selector "regarding.name=minimal,type=Warning" \
+  -o jsonpath='{.items[*].reason}' | grep -q ReconcileFailed; }
+wait_for 10 "Warning Event ReconcileFailed on the IstioOperator" warned
+# Uninstall blocked by the same error says so, and completes once the permission is back.
 kubectl -n "$cp" delete istiooperator minimal --wait=false >/dev/null
+blocked() { kubectl -n "$cp" get istiooperator minimal -o jsonpath='{.status.message}' | grep -q "uninstall blocked"; }
+wait_for 30 "status says uninstall blocked" blocked
+ublocked() { kubectl -n "$cp" get events.events.k8s.io --field-selector "regarding.name=minimal,type=Warning" \
+  -o jsonpath='{.items[*].reason}' | grep -q UninstallBlocked; }
+wait_for 10 "Warning Event UninstallBlocked" ublocked
+echo "uninstall blocked: $(kubectl -n "$cp" get istiooperator minimal -o jsonpath='{.status.message}' | cut -c1-120)"
+# Errors back off per key: the gaps between the install controller's retries of this key grow.
+sleep 10
+python3 - "$work/run.log" "$cp/minimal" <<'PY' || fail "install retries of a failing key do not back off"
+import json, sys
+from datetime import datetime
+ts = []
+for line in open(sys.argv[1]):
+    try: e = json.loads(line)
+    except ValueError: continue
+    if e.get("msg") == "reconcile failed; retrying with backoff" and e.get("object") == sys.argv[2] \
+       and e.get("controller") == "install":
+        ts.append(datetime.strptime(e["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").timestamp())
+gaps = [round(b - a, 3) for a, b in zip(ts, ts[1:])]
+print(f"backoff: {len(ts)} failed passes, gaps {gaps} s")
+assert len(gaps) >= 4, gaps
+assert gaps[-1] >= 4 * gaps[0] and gaps[-1] >= 0.5, gaps
+PY
+kubectl apply -f "$MESHOP_SOURCE_DIR/config/rbac.yaml" >/dev/null
+
+sel="install.operator.istio.io/owning-resource=minimal,install.operator.istio.io/owning-resource-namespace=$cp"
 gone() { ! kubectl -n "$cp" get istiooperator minimal >/dev/null 2>&1; }
-wait_for 60 "IstioOperator uninstalled (finalizer removed by meshop)" gone
+wait_for 120 "IstioOperator uninstalled (finalizer removed by meshop)" gone
 left=$(kubectl get serviceaccounts,roles,rolebindings,deployments,configmaps,services -A -l "$sel" -o name; \
        kubectl get clusterroles,clusterrolebindings -l "$sel" -o name)
 [ -z "$left" ] || fail "left behind after uninstall: $left"
