@@ -6,13 +6,11 @@
 #include "api/hash.hpp"
 #include "api/istio_operator.hpp"
 #include "operator/log/log.hpp"
+#include "operator/manifest/installed_kinds.hpp"
 #include "operator/manifest/render.hpp"
 
 namespace meshop::reconcilers {
 namespace {
-
-constexpr std::string_view kMutatingWebhookKind = "MutatingWebhookConfiguration";
-constexpr std::string_view kNamespaceKind = "Namespace";
 
 std::string group_of(std::string_view api_version) {
   auto slash = api_version.find('/');
@@ -164,26 +162,23 @@ ObjectId object_id(const rapidjson::Value& object) {
 }
 
 const std::vector<std::pair<std::string, std::string>>& prunable_kinds() {
-  // The kinds of manifests/components/*.yaml, in the order render.hpp applies them.
-  static const std::vector<std::pair<std::string, std::string>> kinds{
-      {"v1", "ServiceAccount"},
-      {"rbac.authorization.k8s.io/v1", "ClusterRole"},
-      {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding"},
-      {"rbac.authorization.k8s.io/v1", "Role"},
-      {"rbac.authorization.k8s.io/v1", "RoleBinding"},
-      {"v1", "ResourceQuota"},
-      {"v1", "ConfigMap"},
-      {"apps/v1", "Deployment"},
-      {"apps/v1", "DaemonSet"},
-      {"autoscaling/v2", "HorizontalPodAutoscaler"},
-      {"policy/v1", "PodDisruptionBudget"},
-      {"v1", "Service"},
-  };
+  static const std::vector<std::pair<std::string, std::string>> kinds = [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const manifest::InstalledKind& k : manifest::installed_kinds()) {
+      if (k.owner != manifest::InstalledKind::Owner::kInstall) continue;
+      std::string group(k.group), version(k.version);
+      out.emplace_back(group.empty() ? version : group + "/" + version, std::string(k.kind));
+    }
+    return out;
+  }();
   return kinds;
 }
 
 bool managed_kind(std::string_view kind) {
-  return kind != kMutatingWebhookKind && kind != kNamespaceKind;
+  // A kind the table does not know (an overlay's) is applied and pruned like the rest.
+  for (const manifest::InstalledKind& k : manifest::installed_kinds())
+    if (k.kind == kind) return k.owner == manifest::InstalledKind::Owner::kInstall;
+  return true;
 }
 
 std::vector<ObjectId> select_prune(const std::set<ObjectId>& desired,
@@ -713,9 +708,37 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
   co_return outcome;
 }
 
+kube::Task<void> InstallReconciler::report_failure(std::string key, std::string message) {
+  // An API error (Forbidden, unreachable, conflict) ended the pass: say so where users look,
+  // status ERROR with the apiserver's message (it names the verb and resource) and a Warning
+  // Event, instead of leaving the last status (e.g. RECONCILING) standing. Best effort: the
+  // status write may fail for the same reason; the error is retried with backoff either way.
+  auto slash = key.find('/');
+  if (slash == std::string::npos) co_return;
+  auto got =
+      co_await client_->get(istio_operator_resource(), key.substr(0, slash), key.substr(slash + 1));
+  if (!got) co_return;
+  const bool deleting = !api::string_at(*got, {"metadata", "deletionTimestamp"}).empty();
+  StatusReport report;
+  report.state = InstallState::kError;
+  report.message = (deleting ? "uninstall blocked (finalizer " + std::string(kUninstallFinalizer) +
+                                   " kept; retrying): "
+                             : "install failed (retrying): ") +
+                   message;
+  warn(*got, deleting ? "UninstallBlocked" : "ReconcileFailed", report.message);
+  auto written = co_await write_status(*got, report);
+  if (!written)
+    log::warn("cannot write the IstioOperator's ERROR status",
+              {{"controller", "install"}, {"object", key}, {"reason", written.message()}});
+}
+
 kube::Task<runtime::Action> InstallReconciler::reconcile(const std::string& key) {
   auto outcome = co_await reconcile_once(key);
-  if (!outcome) co_return runtime::Action::error(outcome.message());
+  if (!outcome) {
+    std::string message = outcome.message();
+    co_await report_failure(key, message);
+    co_return runtime::Action::error(std::move(message));
+  }
   using Kind = InstallOutcome::Kind;
   switch (outcome->kind) {
     case Kind::kAbsent:

@@ -40,6 +40,11 @@
 // HEALTHY when every rendered Deployment has availableReplicas >= replicas and every
 // DaemonSet numberAvailable == desiredNumberScheduled, each with observedGeneration current.
 //
+// An API error that ends a pass (Forbidden, unreachable, ...) is reported by reconcile(): status
+// ERROR with the apiserver's message (naming verb and resource, e.g. "cannot list resource
+// \"resourcequotas\" ... at the cluster scope") prefixed "install failed" or, for a resource
+// being deleted, "uninstall blocked (finalizer meshop.io/uninstall kept ...)", and a Warning
+// Event (ReconcileFailed / UninstallBlocked); the key is retried with per-key backoff.
 // reconcile(): done for absent / paused / uninstalled; terminal_error for an invalid spec;
 // requeue_after(config.conflict_requeue) for a revision conflict; error (backoff) for an
 // apply failure or an apiserver error; requeue_after(config.not_ready_requeue) while not
@@ -110,9 +115,9 @@ struct ObjectId {
 };
 ObjectId object_id(const rapidjson::Value& object);
 
-// The kinds meshop can render, as (apiVersion, kind), in apply order; uninstall walks them in
-// reverse. Neither MutatingWebhookConfigurations (the webhooks reconciler's) nor Namespaces
-// (never deleted) are listed.
+// The kinds install applies and prunes, as (apiVersion, kind), in apply order; uninstall walks
+// them in reverse. From manifest::installed_kinds() (Owner::kInstall): neither
+// MutatingWebhookConfigurations (the webhooks reconciler's) nor Namespaces (never deleted).
 const std::vector<std::pair<std::string, std::string>>& prunable_kinds();
 
 // Whether the install reconciler applies / prunes objects of this kind.
@@ -221,6 +226,8 @@ class InstallReconciler {
   kube::Task<api::Result<api::Ok>> write_status(const rapidjson::Value& iop,
                                                 const StatusReport& report);
   void warn(const rapidjson::Value& iop, std::string reason, std::string note);
+  // After a pass ended in an API error: status ERROR naming it and a Warning Event.
+  kube::Task<void> report_failure(std::string key, std::string message);
 
   std::shared_ptr<kube::Client> client_;
   InstallConfig config_;

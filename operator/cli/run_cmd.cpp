@@ -42,6 +42,7 @@
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
 #include "operator/log/log.hpp"
+#include "operator/manifest/installed_kinds.hpp"
 #include "operator/metrics/registry.hpp"
 #include "operator/runtime/clock.hpp"
 #include "operator/runtime/controller.hpp"
@@ -179,13 +180,13 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   runtime::KubeListWatchOptions managed_metadata = managed;
   managed_metadata.metadata_only = true;
   std::vector<std::unique_ptr<Watched>> drift;
-  for (const kube::ResourceType* type :
-       {&kube::resources::kServices, &kube::resources::kServiceAccounts,
-        &kube::resources::kPodDisruptionBudgets, &kube::resources::kHorizontalPodAutoscalers,
-        &kube::resources::kRoles, &kube::resources::kRoleBindings, &kube::resources::kClusterRoles,
-        &kube::resources::kClusterRoleBindings})
+  for (const manifest::InstalledKind& k : manifest::installed_kinds()) {
+    if (k.watch != manifest::InstalledKind::Watch::kMetadata) continue;
+    kube::ResourceType type{std::string(k.group), std::string(k.version), std::string(k.resource),
+                            std::string(k.kind), k.namespaced};
     drift.push_back(
-        std::make_unique<Watched>(type->resource, client, clock, *type, "", managed_metadata));
+        std::make_unique<Watched>(type.resource, client, clock, type, "", managed_metadata));
+  }
 
   // --- the webhook (every replica) ------------------------------------------------------
   webhook::RevisionStore revisions_store;

@@ -467,7 +467,8 @@ Result<Config> in_cluster_config(const std::string& sa_dir) {
 Result<Config> load_default_config(const LoadOptions& options) {
   if (options.kubeconfig.empty() && getenv_or_null("KUBECONFIG") == nullptr &&
       getenv_or_null("KUBERNETES_SERVICE_HOST") != nullptr) {
-    return in_cluster_config();
+    const char* sa_dir = getenv_or_null("MESHOP_SERVICE_ACCOUNT_DIR");
+    return sa_dir != nullptr && *sa_dir != '\0' ? in_cluster_config(sa_dir) : in_cluster_config();
   }
   return load_kubeconfig(options);
 }

@@ -71,7 +71,9 @@ Result<Config> in_cluster_config(
     const std::string& sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
 
 // What the operator uses: explicit --kubeconfig / $KUBECONFIG, else in-cluster when
-// KUBERNETES_SERVICE_HOST is set, else ~/.kube/config.
+// KUBERNETES_SERVICE_HOST is set, else ~/.kube/config. In-cluster, $MESHOP_SERVICE_ACCOUNT_DIR
+// (when set and not empty) replaces the pod's service-account directory: the e2e tests run
+// `meshop run` outside a pod with a token minted for config/'s ServiceAccount.
 Result<Config> load_default_config(const LoadOptions& options = {});
 
 // The current credential: a bearer token and/or a client certificate. Produced by

@@ -7,6 +7,7 @@
 #include "api/istio_operator.hpp"
 #include "api/yaml.hpp"
 #include "operator/manifest/embedded.hpp"
+#include "operator/manifest/installed_kinds.hpp"
 #include "operator/manifest/k8s_settings.hpp"
 #include "operator/manifest/profiles.hpp"
 #include "operator/manifest/tree_path.hpp"
@@ -316,20 +317,12 @@ void gateway_data(Document& data, const Value& values, const ComponentInstance& 
   set_member(data, "Gateway", std::move(gw), a);
 }
 
+// Render order is apply order (installed_kinds.hpp). CustomResourceDefinitions would go
+// first; the charts meshop renders emit none.
 int kind_rank(std::string_view group, std::string_view kind) {
   if (kind == "CustomResourceDefinition") return -1000;
-  if (kind == "Namespace") return -900;
-  if (kind == "ServiceAccount" || kind == "ClusterRole") return 1;
-  if (kind == "ClusterRoleBinding") return 2;
-  if (kind == "Role") return 3;
-  if (kind == "RoleBinding") return 4;
-  if (kind == "ConfigMap" || kind == "Secret" || kind == "ResourceQuota") return 100;
-  if (kind == "Deployment" || kind == "DaemonSet" || kind == "StatefulSet") return 1000;
-  if (kind == "HorizontalPodAutoscaler") return 1001;
-  if (kind == "PodDisruptionBudget") return 1002;
-  if (kind == "Service") return 1003;
-  if (group == "admissionregistration.k8s.io") return 10000;
-  return 1000;
+  if (!find_installed_kind(group, kind) && group == "admissionregistration.k8s.io") return 10000;
+  return apply_rank(group, kind);
 }
 
 std::string group_of(const Value& object) {

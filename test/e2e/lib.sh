@@ -83,11 +83,43 @@ operator_teardown() {
       --ignore-not-found >/dev/null 2>&1
   done
   kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1
+  [ -n "${MESHOP_SA_DIR:-}" ] && rm -rf "$MESHOP_SA_DIR"
+  return 0
 }
 
-# operator_setup NS: the IstioOperator CRD, Established, and the test's namespace NS.
+# operator_setup NS: the IstioOperator CRD, Established, the test's namespace NS, and
+# meshop's own identity (operator_identity).
 operator_setup() {
   kubectl apply -f "$MESHOP_SOURCE_DIR/crd/istiooperator.yaml" >/dev/null
   kubectl wait --for=condition=Established crd/istiooperators.install.istio.io --timeout=60s >/dev/null
   kubectl create namespace "$1" >/dev/null
+  operator_identity
+}
+
+# operator_identity: config/rbac.yaml applied as shipped (ServiceAccount istio-system/meshop,
+# its ClusterRole and binding), a token minted for that ServiceAccount, and MESHOP_AS_SA, the
+# command prefix that runs meshop with in-cluster configuration as a pod gets it: no
+# kubeconfig, KUBERNETES_SERVICE_HOST/PORT, and token + ca.crt + namespace in the directory
+# MESHOP_SERVICE_ACCOUNT_DIR names (operator/kube/config.hpp). Run `meshop run` as
+#   "${MESHOP_AS_SA[@]}" "$MESHOP_BIN" run ...
+# and kubectl as the ServiceAccount with "${MESHOP_SA_KUBECTL[@]}". MESHOP_SA_DIR is removed
+# by operator_teardown.
+operator_identity() {
+  kubectl create namespace istio-system >/dev/null 2>&1 || true
+  kubectl apply -f "$MESHOP_SOURCE_DIR/config/rbac.yaml" >/dev/null
+  MESHOP_SA_DIR=$(mktemp -d)
+  kubectl -n istio-system create token meshop --duration=2h >"$MESHOP_SA_DIR/token"
+  kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' |
+    base64 -d >"$MESHOP_SA_DIR/ca.crt"
+  [ -s "$MESHOP_SA_DIR/ca.crt" ] || cp "$MESHOP_CLUSTER_DIR/pki/ca.crt" "$MESHOP_SA_DIR/ca.crt"
+  echo istio-system >"$MESHOP_SA_DIR/namespace"
+  local server hostport
+  server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+  hostport=${server#https://}
+  MESHOP_AS_SA=(env -u KUBECONFIG "KUBERNETES_SERVICE_HOST=${hostport%:*}"
+                "KUBERNETES_SERVICE_PORT=${hostport##*:}" "MESHOP_SERVICE_ACCOUNT_DIR=$MESHOP_SA_DIR")
+  # No kubeconfig: the admin's client certificate would win over the token.
+  MESHOP_SA_KUBECTL=(env -u KUBECONFIG kubectl --kubeconfig=/dev/null "--server=$server"
+                     "--certificate-authority=$MESHOP_SA_DIR/ca.crt"
+                     "--token=$(cat "$MESHOP_SA_DIR/token")")
 }

@@ -29,7 +29,7 @@ trap cleanup EXIT
 
 operator_setup "$cp"
 
-"$MESHOP_BIN" run --local --namespace "$cp" --native-sidecars false --restarts=false \
+"${MESHOP_AS_SA[@]}" "$MESHOP_BIN" run --local --namespace "$cp" --native-sidecars false --restarts=false \
   --webhook-addr "127.0.0.1:$base" --health-addr "127.0.0.1:$((base + 1))" >"$work/run.log" 2>&1 &
 run_pid=$!
 wait_for 60 "meshop run ready" curl -sf "http://127.0.0.1:$((base + 1))/readyz"

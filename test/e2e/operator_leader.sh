@@ -28,7 +28,7 @@ operator_setup "$cp"
 
 start() {  # INDEX
   local i=$1
-  "$MESHOP_BIN" run --local --leader-elect --namespace "$cp" --native-sidecars false \
+  "${MESHOP_AS_SA[@]}" "$MESHOP_BIN" run --local --leader-elect --namespace "$cp" --native-sidecars false \
     --webhook-addr "127.0.0.1:$((base + 2 * i))" --health-addr "127.0.0.1:$((base + 2 * i + 1))" \
     >"$work/run$i.log" 2>&1 &
   pids[$i]=$!

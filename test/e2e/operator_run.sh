@@ -109,7 +109,7 @@ gone() { ! kubectl get "$@" >/dev/null 2>&1; }
 operator_setup "$cp"
 
 # 1. The operator.
-"$MESHOP_BIN" run --local --namespace "$cp" --webhook-addr "127.0.0.1:$port" \
+"${MESHOP_AS_SA[@]}" "$MESHOP_BIN" run --local --namespace "$cp" --webhook-addr "127.0.0.1:$port" \
   --health-addr "127.0.0.1:$hport" --native-sidecars false >"$work/run.log" 2>&1 &
 run_pid=$!
 wait_for 60 "meshop run ready" curl -sf "http://127.0.0.1:$hport/readyz"

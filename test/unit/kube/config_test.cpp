@@ -419,5 +419,32 @@ TEST(InCluster, ReadsServiceAccountFilesAndBracketsIpv6Hosts) {
   EXPECT_NE(missing.error().message.find("KUBERNETES_SERVICE_HOST"), std::string::npos);
 }
 
+TEST(InCluster, ServiceAccountDirectoryOverridableForTestsOnlyWithoutKubeconfig) {
+  TempDir d;
+  d.file("minted/token", "minted-token\n");
+  d.file("minted/ca.crt", "MINTED-CA");
+  const char* kubeconfig = std::getenv("KUBECONFIG");
+  std::string saved = kubeconfig != nullptr ? kubeconfig : "";
+  unsetenv("KUBECONFIG");
+  setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
+  setenv("KUBERNETES_SERVICE_PORT", "6443", 1);
+  setenv("MESHOP_SERVICE_ACCOUNT_DIR", (d.path() + "/minted").c_str(), 1);
+  auto cfg = load_default_config();
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->server, "https://127.0.0.1:6443");
+  EXPECT_EQ(cfg->ca_pem, "MINTED-CA");
+  EXPECT_EQ(cfg->token_file, d.path() + "/minted/token");
+  // Without the override the pod's directory is read (absent here: an error naming it).
+  unsetenv("MESHOP_SERVICE_ACCOUNT_DIR");
+  auto pod = load_default_config();
+  ASSERT_FALSE(pod);
+  EXPECT_NE(pod.error().message.find("/var/run/secrets/kubernetes.io/serviceaccount/token"),
+            std::string::npos)
+      << pod.error().message;
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  unsetenv("KUBERNETES_SERVICE_PORT");
+  if (!saved.empty()) setenv("KUBECONFIG", saved.c_str(), 1);
+}
+
 }  // namespace
 }  // namespace meshop::kube
