@@ -10,6 +10,7 @@ const FunctionMap& default_functions() {
   static const FunctionMap functions = [] {
     FunctionMap fm;
     add_sprig_functions(fm);
+    add_regex_functions(fm);
     add_extra_functions(fm);
     add_istio_functions(fm);
     return fm;

@@ -14,6 +14,8 @@
 namespace meshop::template_engine {
 
 void add_sprig_functions(FunctionMap& fm);
+// sprig's regular-expression functions (funcs_regex.cpp), part of TxtFuncMap.
+void add_regex_functions(FunctionMap& fm);
 void add_extra_functions(FunctionMap& fm);
 void add_istio_functions(FunctionMap& fm);
 

@@ -34,4 +34,5 @@ fi
 export MESHOP_TEMPLATE_TEST_ENV=from-env
 unset MESHOP_TEMPLATE_TEST_UNSET || true
 "$oracle" render -in "$work/all.jsonl" -out "$work/go.jsonl"
-"$runner" "$work/all.jsonl" "$work/go.jsonl" --report "$work/report.txt" "$@"
+# The regex cases must also fail with Go's error texts (regexp/syntax's messages).
+"$runner" "$work/all.jsonl" "$work/go.jsonl" --report "$work/report.txt" --strict-errors regex/ "$@"

@@ -1,6 +1,7 @@
 // Differential check of meshop's Go text/template engine against Go itself.
 //
 //   meshop_template_differential CASES.jsonl GO_RESULTS.jsonl [--verbose] [--report FILE]
+//                                [--strict-errors NAME_PREFIX]...
 //
 // CASES.jsonl holds {"name", "template", "data", "tname"} per line (hack/gotemplate writes
 // them: hand-written case files, generated cases, upstream templates); GO_RESULTS.jsonl is
@@ -9,7 +10,8 @@
 // outcome compared:
 //   - Go succeeded: the output must be byte-identical;
 //   - Go failed: meshop must fail too; the message is compared as well and reported as a
-//     match rate, but a different message does not fail the case.
+//     match rate, but a different message does not fail the case, except for cases whose
+//     name starts with a --strict-errors prefix (regex/: Go's regexp error texts).
 // Prints "N passed, M failed", the failing case names (with a diff excerpt), and the error
 // message match rate. Exit status 0 only when no case failed.
 #include <cstdio>
@@ -18,6 +20,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <rapidjson/document.h>
@@ -26,6 +29,21 @@
 #include "operator/template/template.hpp"
 
 namespace {
+
+// The oracle's messages come through encoding/json, which writes each invalid UTF-8 byte as
+// U+FFFD; meshop's message is compared after the same replacement.
+std::string go_json_text(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    auto r = meshop::template_engine::funcs::decode_rune(s, i);
+    if (r.r == 0xFFFD && r.width == 1)
+      out += "\xEF\xBF\xBD";
+    else
+      out.append(s.substr(i, static_cast<std::size_t>(r.width)));
+    i += static_cast<std::size_t>(r.width);
+  }
+  return out;
+}
 
 using meshop::template_engine::Template;
 using meshop::template_engine::Value;
@@ -101,10 +119,12 @@ int main(int argc, char** argv) {
   }
   bool verbose = false;
   std::string report_path;
+  std::vector<std::string> strict_prefixes;
   for (int i = 3; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--verbose") verbose = true;
     if (a == "--report" && i + 1 < argc) report_path = argv[++i];
+    if (a == "--strict-errors" && i + 1 < argc) strict_prefixes.emplace_back(argv[++i]);
   }
   std::map<std::string, Expect> expects;
   {
@@ -185,10 +205,14 @@ int main(int argc, char** argv) {
       why = "go failed (" + want.error + "), meshop rendered: " + got.substr(0, 200);
     } else if (want.ok && got != want.output) {
       why = "output differs " + diff_excerpt(want.output, got);
+    } else if (!want.ok && go_json_text(err) != want.error) {
+      for (const auto& prefix : strict_prefixes)
+        if (name.starts_with(prefix))
+          why = "error text differs\n      go:     " + want.error + "\n      meshop: " + err;
     }
     if (!want.ok && !ok) {
       ++errors_both;
-      if (want.error == err)
+      if (want.error == go_json_text(err))
         ++errors_same_text;
       else
         message_mismatches.push_back(name + "\n      go:     " + want.error +
