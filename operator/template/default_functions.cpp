@@ -17,6 +17,7 @@ const FunctionMap& default_functions() {
     sprig::add_sprig_url_functions(fm);
     sprig::add_sprig_crypto_functions(fm);
     sprig::add_sprig_random_functions(fm);
+    sprig::add_sprig_date_functions(fm);
     add_extra_functions(fm);
     add_istio_functions(fm);
     return fm;

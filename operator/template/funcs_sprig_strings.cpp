@@ -252,8 +252,10 @@ std::string to_pascal_case(std::string_view s) {
     }
     append_rune(out, r0);
   }
-  if (i >= rs.size() - 1) {
-    if (i < rs.size()) append_rune(out, r0);
+  // Only connectors, or one rune after them: xstrings writes the last rune read once more
+  // (so "__" becomes "___").
+  if (i + 1 >= rs.size()) {
+    append_rune(out, r0);
     return out;
   }
   for (++i; i < rs.size(); ++i) {

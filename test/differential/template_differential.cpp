@@ -17,6 +17,7 @@
 // every name of Go's FuncMap, one per line), a name default_functions() does not define is a
 // failure too, listed as "MISSING FUNCTION name". Exit status 0 only when nothing failed.
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -28,6 +29,7 @@
 
 #include "operator/template/funcs_support.hpp"
 #include "operator/template/functions.hpp"
+#include "operator/template/go_time.hpp"
 #include "operator/template/template.hpp"
 
 namespace {
@@ -112,6 +114,18 @@ int main(int argc, char** argv) {
     if (a == "--verbose") verbose = true;
     if (a == "--report" && i + 1 < argc) report_path = argv[++i];
     if (a == "--require-functions" && i + 1 < argc) names_path = argv[++i];
+  }
+  // The fixed clock both engines read (hack/gotemplate/clock.go): RFC 3339 in UTC.
+  if (const char* now = std::getenv("MESHOP_TEMPLATE_TEST_NOW"); now && *now) {
+    namespace gt = meshop::template_engine::go_time;
+    auto t = gt::parse_in_location("2006-01-02T15:04:05.999999999Z07:00", now, gt::utc());
+    if (!t) {
+      std::cerr << "MESHOP_TEMPLATE_TEST_NOW: " << t.error() << "\n";
+      return 2;
+    }
+    gt::Time local = *t;
+    local.loc = &gt::local();
+    gt::set_now_for_testing(local);
   }
   int missing = 0, required = 0;
   if (!names_path.empty()) {
