@@ -9,11 +9,17 @@
 //	gotemplate collect [-out cases.jsonl] FILE.cases...
 //	gotemplate filecases -data data.json [-prefix P] [-out cases.jsonl] TEMPLATE_FILE...
 //	gotemplate sidecar-data -values values.yaml -fixture fixture.json [-out data.json]
+//	gotemplate funcnames
 //
 // render reads JSON lines {"name", "template", "data", "options"} (data decoded into
 // map[string]any, numbers float64, as sigs.k8s.io/yaml and encoding/json give) and writes
 // JSON lines {"name", "output"} or {"name", "error", "phase": "parse"|"exec"}. Outputs that
-// are not valid UTF-8 are written base64-encoded in "output_b64" so no byte is lost.
+// are not valid UTF-8 are written base64-encoded in "output_b64" so no byte is lost. Each
+// case that renders is rendered twice; when the outputs differ (random functions), the
+// result says "nondeterministic": true.
+//
+// funcnames prints the names of the FuncMap render uses (sprig's TxtFuncMap, the extras, the
+// Istio functions), sorted, one per line: meshop must define every one.
 package main
 
 import (
@@ -25,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"text/template"
 	"unicode/utf8"
 
@@ -53,11 +60,15 @@ type Result struct {
 	Error     string `json:"error,omitempty"`
 	Phase     string `json:"phase,omitempty"`
 	OK        bool   `json:"ok"`
+	// Nondeterministic: two renders of the case gave different outputs (random functions,
+	// fresh keys): there is nothing to compare meshop's output against.
+	Nondeterministic bool `json:"nondeterministic,omitempty"`
 }
 
 // FuncMap is what meshop's engine is checked against: sprig first, then meshop's extras
 // (Helm-style functions the issue asks for that sprig lacks), then the Istio functions,
-// which override sprig's indent, contains, env and omit as in Istio's injector.
+// which override sprig's indent, contains, env and omit as in Istio's injector; with
+// MESHOP_TEMPLATE_TEST_NOW set, the functions that read the clock read that instant.
 func FuncMap() template.FuncMap {
 	fm := template.FuncMap{}
 	for k, v := range sprig.TxtFuncMap() {
@@ -67,6 +78,9 @@ func FuncMap() template.FuncMap {
 		fm[k] = v
 	}
 	for k, v := range istioFuncs() {
+		fm[k] = v
+	}
+	for k, v := range clockFuncs() {
 		fm[k] = v
 	}
 	return fm
@@ -162,7 +176,13 @@ func runRender(args []string) error {
 		if err := json.Unmarshal(b, &c); err != nil {
 			return fmt.Errorf("%s:%d: %v", *in, line, err)
 		}
-		if err := enc.Encode(Render(c)); err != nil {
+		res := Render(c)
+		if res.OK {
+			if again := Render(c); again.Output != res.Output || again.OutputB64 != res.OutputB64 {
+				res.Nondeterministic = true
+			}
+		}
+		if err := enc.Encode(res); err != nil {
 			return err
 		}
 	}
@@ -189,7 +209,7 @@ func openOut(p string) (io.WriteCloser, error) {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: gotemplate render|gen|collect|filecases|sidecar-data [flags]")
+		fmt.Fprintln(os.Stderr, "usage: gotemplate render|gen|collect|filecases|sidecar-data|funcnames [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -204,6 +224,15 @@ func main() {
 		err = runCollect(os.Args[2:])
 	case "sidecar-data":
 		err = runSidecarData(os.Args[2:])
+	case "funcnames":
+		names := make([]string, 0, len(FuncMap()))
+		for n := range FuncMap() {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Println(n)
+		}
 	default:
 		fmt.Fprintf(os.Stderr, "unknown command %q\n", os.Args[1])
 		os.Exit(2)

@@ -1,12 +1,15 @@
-// The function libraries behind default_functions(): sprig v3.3.0's TxtFuncMap (the subset
-// meshop implements, see funcs_sprig.cpp), meshop's Helm-style extras (`required`,
-// `fromYaml`) and Istio's injection FuncMap (pkg/kube/inject/template.go), which overrides
-// sprig's indent, contains, env and omit. Each add_* call adds (or replaces) entries, so
+// The function libraries behind default_functions(): sprig v3.3.0's TxtFuncMap
+// (funcs_sprig.cpp and funcs_sprig_*.cpp; the names still missing are the certificate,
+// key, AES, bcrypt/htpasswd, derivePassword and semver functions and
+// regexReplaceAllLiteral — the template differential lists them), meshop's Helm-style extras
+// (`required`, `fromYaml`) and Istio's injection FuncMap (pkg/kube/inject/template.go), which
+// overrides sprig's indent, contains, env and omit. Each add_* call adds (or replaces) entries, so
 // the registration order is Go's `Funcs(sprig).Funcs(extras).Funcs(istio)`.
 //
 // Thread safety: the functions are pure, except `set`/`unset`/`merge`/`mergeOverwrite`,
-// which mutate their map argument exactly as sprig does, and `env`, which reads the
-// process environment.
+// which mutate their map argument exactly as sprig does, `env`/`expandenv`, which read the
+// process environment, the random functions (OpenSSL's CSPRNG), `now` and the date functions
+// given no date (the clock, see go_time.hpp), and `getHostByName` (a blocking DNS lookup).
 #pragma once
 
 #include "operator/template/functions.hpp"
