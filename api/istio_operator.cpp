@@ -367,6 +367,13 @@ class Validator {
         expect_dns_label(m.value, p, "namespace");
       } else if (key == "revision") {
         expect_dns_label(m.value, p, "revision");
+        if (m.value.IsString() && m.value.GetStringLength() > kMaxRevisionLength &&
+            is_dns_label(string_view_of(m.value)))
+          error(p, "revision \"" + std::string(string_view_of(m.value)) + "\" is " +
+                       std::to_string(m.value.GetStringLength()) + " characters; at most " +
+                       std::to_string(kMaxRevisionLength) +
+                       " are allowed, so that the Service istiod-<revision> stays a valid "
+                       "DNS-1035 label (63 characters)");
       } else if (key == "meshConfig" || key == "values") {
         if (!m.value.IsNull()) expect_object(m.value, p);
       } else if (key == "unvalidatedValues") {

@@ -17,6 +17,7 @@
 // while using the view. Pure functions; safe from any thread.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -26,6 +27,14 @@
 #include "api/result.hpp"
 
 namespace meshop::api {
+
+// The longest spec.revision accepted. The renderer derives object names from the revision;
+// the tightest is the Service istiod-<revision>, which must be a DNS-1035 label (at most 63
+// characters): 63 - len("istiod-") = 56. Every other derived name (ConfigMaps istio-<rev> and
+// istio-sidecar-injector-<rev>, the webhook configuration, istiod-clusterrole-<rev>-<ns>) is
+// a DNS-1123 subdomain (253) or fits too. crd/istiooperator.yaml holds the same maxLength, and
+// test/unit/manifest/cli_test.cpp checks every rendered name at this length.
+inline constexpr std::size_t kMaxRevisionLength = 56;
 
 struct FieldError {
   std::string path;  // dotted, with list indexes: spec.components.ingressGateways[0].name

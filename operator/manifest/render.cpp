@@ -6,6 +6,7 @@
 
 #include "api/istio_operator.hpp"
 #include "api/yaml.hpp"
+#include "operator/inject/mesh/mesh_config.hpp"
 #include "operator/manifest/embedded.hpp"
 #include "operator/manifest/installed_kinds.hpp"
 #include "operator/manifest/k8s_settings.hpp"
@@ -448,9 +449,34 @@ api::Result<RenderResult> render_merged(const Value& merged_iop) {
   RenderResult result;
   api::IstioOperatorValidation check = api::validate_istio_operator(merged_iop);
   if (!check.ok()) return Error{"invalid IstioOperator:\n" + check.message()};
-
   Document iop;
   iop.CopyFrom(merged_iop, iop.GetAllocator());
+  // Upstream's convention (operator/pkg/util/testdata/yaml/convention_*.yaml): scalar
+  // proxyMetadata values are written as strings ("10", "false", "0.85"), as the ProxyConfig
+  // field (map<string,string>) requires.
+  for (const char* at : {"spec.meshConfig.defaultConfig.proxyMetadata",
+                         "spec.values.meshConfig.defaultConfig.proxyMetadata"}) {
+    Value* md = const_cast<Value*>(get_path(iop, at));
+    if (md == nullptr || !md->IsObject()) continue;
+    for (auto& m : md->GetObject())
+      if (m.value.IsBool() || m.value.IsNumber())
+        m.value = str(api::to_json(m.value), iop.GetAllocator());
+  }
+  // The mesh config is rendered into ConfigMap istio[-<rev>], which istiod and the injector
+  // read with upstream's strict typing: a value they would reject must stop the install here,
+  // before any object is applied, not leave a revision whose injector denies every pod.
+  std::string mesh_errors;
+  for (const char* at : {"spec.meshConfig", "spec.values.meshConfig"}) {
+    const Value* mesh = get_path(iop, at);
+    if (mesh == nullptr) continue;
+    std::vector<std::string> ignored;
+    api::Status st = inject::validate_inline_mesh_config(*mesh, at, &ignored);
+    if (!st.ok()) mesh_errors += (mesh_errors.empty() ? "" : "\n") + st.message();
+    for (const std::string& f : ignored)
+      result.warnings.push_back(f + ": unknown field, ignored (istiod and the injector ignore it)");
+  }
+  if (!mesh_errors.empty()) return Error{"invalid IstioOperator:\n" + mesh_errors};
+
   translate_to_values(iop);
   auto defaults = component_defaults();
   if (!defaults.ok()) return defaults.error();

@@ -68,6 +68,8 @@ reject '{"spec":{"components":{"pilot":{"enabled":"maybe"}}}}' 'spec.components.
 reject '{"spec":{"components":{"pilot":{"k8s":{"replicaCount":"two"}}}}}' 'spec.components.pilot.k8s.replicaCount'
 reject '{"spec":{"components":{"ingressGateways":[{"name":"gw","k8s":{"nodeSelector":{"a":1}}}]}}}' 'spec.components.ingressGateways[0].k8s.nodeSelector.a'
 reject '{"spec":{"revision":"Canary_1"}}' 'spec.revision'
+# 57 characters: istiod-<revision> would exceed a Service name's 63 (api/istio_operator.hpp).
+reject "{\"spec\":{\"revision\":\"$(printf 'a%.0s' {1..57})\"}}" 'spec.revision'
 reject '{"spec":{"restarts":{"mode":"Sometimes"}}}' 'spec.restarts.mode'
 reject '{"spec":{"restarts":{"maxConcurrent":0}}}' 'spec.restarts.maxConcurrent'
 reject '{"spec":{"restarts":{"maintenanceWindow":{"start":"25:00","end":"03:00"}}}}' 'spec.restarts.maintenanceWindow.start'

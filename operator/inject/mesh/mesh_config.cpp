@@ -374,6 +374,45 @@ api::Result<std::shared_ptr<const MeshConfig>> parse_mesh_config(std::string_vie
   return make_mesh(std::move(mesh.value()), std::move(ignored));
 }
 
+namespace {
+
+// "a: x; b: y" -> "<path>.a: x; <path>.b: y" (a message that names no field gets "<path>: ").
+std::string with_path(std::string_view path, const std::string& message) {
+  std::string out;
+  std::size_t begin = 0;
+  while (begin <= message.size()) {
+    std::size_t end = message.find("; ", begin);
+    if (end == std::string::npos) end = message.size();
+    std::string_view part = std::string_view(message).substr(begin, end - begin);
+    if (!out.empty()) out += "; ";
+    out += path;
+    std::size_t colon = part.find(": ");
+    std::string_view head = part.substr(0, colon);
+    bool names_field = colon != std::string_view::npos && !head.empty() &&
+                       head.find(' ') == std::string_view::npos;
+    out += names_field ? "." : ": ";
+    out += part;
+    begin = end + 2;
+  }
+  return out;
+}
+
+}  // namespace
+
+api::Status validate_inline_mesh_config(const api::Value& in, std::string_view path,
+                                        std::vector<std::string>* ignored) {
+  if (in.IsNull()) return api::ok_status();
+  std::vector<std::string> unknown;
+  auto mesh = apply_mesh_config(in, unknown);
+  if (!mesh.ok()) return api::Error{with_path(path, mesh.message())};
+  if (auto st = validate_mesh_config(*mesh); !st.ok())
+    return api::Error{with_path(path, st.message())};
+  if (ignored != nullptr)
+    for (const std::string& f : unknown)
+      ignored->push_back(std::string(path) + "." + f);
+  return api::ok_status();
+}
+
 std::shared_ptr<const MeshConfig> default_mesh_config() {
   static const std::shared_ptr<const MeshConfig> config =
       make_mesh(copy_of(default_mesh_json()), {});

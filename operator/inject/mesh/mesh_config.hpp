@@ -48,9 +48,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <rapidjson/document.h>
 
+#include "api/json.hpp"
 #include "api/result.hpp"
 #include "operator/template/functions.hpp"
 #include "operator/template/value.hpp"
@@ -85,6 +87,16 @@ class MeshConfig {
 // `text` empty → upstream's default mesh config.
 api::Result<std::shared_ptr<const MeshConfig>> parse_mesh_config(std::string_view text);
 std::shared_ptr<const MeshConfig> default_mesh_config();
+
+// The check of a meshConfig given inline (an IstioOperator's spec.meshConfig or
+// spec.values.meshConfig) BEFORE it is installed: `in` is applied over upstream's defaults and
+// validated exactly as parse_mesh_config() will do when the injector and istiod read the
+// rendered ConfigMap, so what passes here is what they accept. Every error is prefixed with
+// `path` ("spec.meshConfig.enableTracing: expected bool (true or false), got string ...");
+// several are joined with "; ". Unknown fields are not errors (the readers ignore them);
+// their paths are appended to `ignored` when it is given.
+api::Status validate_inline_mesh_config(const api::Value& in, std::string_view path,
+                                        std::vector<std::string>* ignored = nullptr);
 
 // `annotation` is the value of `proxy.istio.io/config`, or nullptr when the pod has none.
 // An invalid annotation is an error naming the annotation and the field.

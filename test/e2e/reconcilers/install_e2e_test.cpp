@@ -288,6 +288,24 @@ TEST_F(InstallE2e, InvalidSpecIsErrorWithFieldPathsAndOthersUnaffected) {
   EXPECT_TRUE(get(kube::resources::kDeployments, ns_, "istiod-" + revision_ + "-b").ok());
 }
 
+TEST_F(InstallE2e, MeshConfigTheInjectorWouldRejectIsErrorWithNothingApplied) {
+  // Passes the CRD (meshConfig keeps unknown fields) and meshop's structural validation; the
+  // injector would refuse the rendered ConfigMap and deny every pod of the revision.
+  create_iop("iop", R"(,"meshConfig":{"enableTracing":"yes please"})");
+  InstallReconciler r(client_);
+  auto outcome = run(r.reconcile_once(key("iop")));
+  ASSERT_TRUE(outcome) << outcome.message();
+  EXPECT_EQ(outcome->kind, InstallOutcome::Kind::kInvalid);
+  EXPECT_EQ(outcome->applied, 0);
+  auto iop = get_iop("iop");
+  EXPECT_EQ(api::string_at(iop, {"status", "status"}), "ERROR");
+  std::string message = api::string_at(iop, {"status", "message"});
+  EXPECT_NE(message.find("spec.meshConfig.enableTracing: "), std::string::npos) << message;
+  EXPECT_FALSE(get(kube::resources::kConfigMaps, ns_, "istio-" + revision_).ok());
+  EXPECT_FALSE(get(kube::resources::kDeployments, ns_, istiod()).ok());
+  EXPECT_EQ(run(r.reconcile(key("iop"))).kind, runtime::Action::Kind::kTerminalError);
+}
+
 TEST_F(InstallE2e, ApplyRejectedByTheApiserverIsErrorNamingTheObject) {
   // Valid for meshop (resources is free-form) but not a Kubernetes quantity.
   create_iop("iop", R"(,"components":{"pilot":{"k8s":{"resources":{"requests":{"cpu":"lots"}}}}})");

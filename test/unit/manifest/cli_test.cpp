@@ -3,10 +3,12 @@
 // every other command compiling.
 #include "operator/cli/cli.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "api/istio_operator.hpp"
 #include "api/yaml.hpp"
 #include "operator/cli/commands.hpp"
 
@@ -118,6 +120,101 @@ TEST(ProfileCommand, DiffShowsWhatAProfileChanges) {
   CmdResult bad = run_cmd({"profile", "diff", "default", "nosuch"});
   EXPECT_EQ(bad.code, kExitError);
   EXPECT_NE(bad.err.find("nosuch"), std::string::npos);
+}
+
+// Issue 17: a meshConfig istiod and the injector would reject stops `manifest generate`
+// (and the install reconciler, which renders the same way) before any object exists.
+TEST(ManifestGenerateCommand, MeshConfigUpstreamRejectsExitsOneNamingTheField) {
+  CmdResult t = run_cmd({"manifest", "generate", "--set", "meshConfig.enableTracing=yes please"});
+  EXPECT_EQ(t.code, kExitError);
+  EXPECT_TRUE(t.out.empty());
+  EXPECT_NE(t.err.find("spec.meshConfig.enableTracing: "), std::string::npos) << t.err;
+  CmdResult e =
+      run_cmd({"manifest", "generate", "--set", "meshConfig.outboundTrafficPolicy.mode=SOMETIMES"});
+  EXPECT_EQ(e.code, kExitError);
+  EXPECT_NE(e.err.find("spec.meshConfig.outboundTrafficPolicy.mode: "), std::string::npos) << e.err;
+  EXPECT_NE(e.err.find("SOMETIMES"), std::string::npos) << e.err;
+  CmdResult d =
+      run_cmd({"manifest", "generate", "--set", "meshConfig.defaultConfig.concurrency=two"});
+  EXPECT_EQ(d.code, kExitError);
+  EXPECT_NE(d.err.find("spec.meshConfig.defaultConfig.concurrency: "), std::string::npos) << d.err;
+  // Semantic validation (agent.ValidateMeshConfig), not only types.
+  CmdResult p =
+      run_cmd({"manifest", "generate", "--set", "meshConfig.defaultConfig.statusPort=70000"});
+  EXPECT_EQ(p.code, kExitError);
+  EXPECT_NE(p.err.find("spec.meshConfig.defaultConfig.statusPort: "), std::string::npos) << p.err;
+  CmdResult v = run_cmd({"manifest", "generate", "--set", "values.meshConfig.enableTracing=maybe"});
+  EXPECT_EQ(v.code, kExitError);
+  EXPECT_NE(v.err.find("spec.values.meshConfig.enableTracing: "), std::string::npos) << v.err;
+  // Valid values and unknown fields (ignored by upstream's readers, so a warning) still render.
+  CmdResult ok = run_cmd({"manifest", "generate", "--set", "meshConfig.enableTracing=true", "--set",
+                          "meshConfig.noSuchField=1"});
+  EXPECT_EQ(ok.code, kExitOk) << ok.err;
+  EXPECT_NE(ok.err.find("spec.meshConfig.noSuchField: unknown field"), std::string::npos) << ok.err;
+}
+
+bool is_dns1123_label(std::string_view s) {
+  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  return true;
+}
+
+bool is_dns1123_subdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  std::size_t begin = 0;
+  while (true) {
+    std::size_t dot = s.find('.', begin);
+    std::string_view part = s.substr(begin, dot == std::string_view::npos ? dot : dot - begin);
+    if (part.empty() || part.front() == '-' || part.back() == '-') return false;
+    for (char c : part)
+      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+    if (dot == std::string_view::npos) return true;
+    begin = dot + 1;
+  }
+}
+
+// The longest accepted revision renders only names the apiserver accepts (Services: DNS-1035
+// labels; every other object: DNS-1123 subdomains; label values: 63 characters), with every
+// component enabled; one character more is refused naming spec.revision.
+TEST(ManifestGenerateCommand, LongestRevisionKeepsEveryRenderedNameValid) {
+  std::string rev(api::kMaxRevisionLength, 'r');
+  CmdResult r = run_cmd({"manifest", "generate", "--set", "profile=demo", "--set",
+                         "components.cni.enabled=true", "--set", "components.ztunnel.enabled=true",
+                         "--revision", rev});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  auto docs = api::yaml_stream_to_json(r.out);
+  ASSERT_TRUE(docs.ok()) << docs.message();
+  std::size_t with_rev = 0;
+  std::size_t longest_service = 0;
+  for (const api::Document& d : *docs) {
+    std::string kind = api::string_at(d, {"kind"});
+    std::string name = api::string_at(d, {"metadata", "name"});
+    if (name.find(rev) != std::string::npos) ++with_rev;
+    if (kind == "Service") {
+      EXPECT_TRUE(is_dns1123_label(name) && name.front() >= 'a') << kind << " " << name;
+      if (name.find(rev) != std::string::npos)
+        longest_service = std::max(longest_service, name.size());
+    } else {
+      EXPECT_TRUE(is_dns1123_subdomain(name)) << kind << " " << name;
+    }
+    if (const api::Value* labels = api::find_member(d["metadata"], "labels");
+        labels != nullptr && labels->IsObject()) {
+      for (const auto& l : labels->GetObject()) {
+        if (l.value.IsString()) {
+          EXPECT_LE(l.value.GetStringLength(), 63u)
+              << kind << " " << name << " label " << api::string_view_of(l.name);
+        }
+      }
+    }
+  }
+  EXPECT_GT(with_rev, 3u);          // the revision really is in the names checked
+  EXPECT_EQ(longest_service, 63u);  // istiod-<rev>: the bound is tight
+  CmdResult too_long = run_cmd({"manifest", "generate", "--revision", rev + "r"});
+  EXPECT_EQ(too_long.code, kExitError);
+  EXPECT_TRUE(too_long.out.empty());
+  EXPECT_NE(too_long.err.find("spec.revision: "), std::string::npos) << too_long.err;
+  EXPECT_NE(too_long.err.find("at most 56"), std::string::npos) << too_long.err;
 }
 
 }  // namespace

@@ -172,5 +172,29 @@ TEST(IstioOperatorView, InvalidSpecIsAnErrorListingAllProblems) {
             std::string::npos);
 }
 
+TEST(IstioOperatorValidation, RevisionLongerThanItsDerivedNamesAllowIsAnError) {
+  std::string ok_rev(kMaxRevisionLength, 'a');
+  auto ok = validate_yaml(
+      "{apiVersion: install.istio.io/v1alpha1, kind: IstioOperator, "
+      "spec: {revision: " +
+      ok_rev + "}}");
+  EXPECT_TRUE(ok.ok()) << ok.message();
+  auto v = validate_yaml(
+      "{apiVersion: install.istio.io/v1alpha1, kind: IstioOperator, "
+      "spec: {revision: " +
+      ok_rev + "b}}");
+  ASSERT_EQ(v.errors.size(), 1u) << v.message();
+  EXPECT_EQ(v.errors[0].path, "spec.revision");
+  EXPECT_NE(v.errors[0].message.find("57 characters; at most 56"), std::string::npos)
+      << v.errors[0].message;
+  EXPECT_NE(v.errors[0].message.find("istiod-<revision>"), std::string::npos);
+  // 64 characters is still reported once, as a DNS label error.
+  auto l = validate_yaml(
+      "{apiVersion: install.istio.io/v1alpha1, kind: IstioOperator, "
+      "spec: {revision: " +
+      std::string(64, 'a') + "}}");
+  EXPECT_EQ(paths(l), std::vector<std::string>{"spec.revision"});
+}
+
 }  // namespace
 }  // namespace meshop::api
