@@ -1,5 +1,7 @@
 #include "operator/kube/config.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -8,18 +10,16 @@
 #include <filesystem>
 #include <fstream>
 #include <poll.h>
-#include <set>
 #include <signal.h>
 #include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <yaml-cpp/yaml.h>
 
 #include "api/base64.hpp"
+#include "api/yaml.hpp"
 
 extern char** environ;
 
@@ -54,7 +54,7 @@ std::string resolve(const std::string& path, const std::string& base_dir) {
 
 // A named entry of clusters/users/contexts with the directory of the file it came from.
 struct Entry {
-  YAML::Node node;
+  const api::Value* node;  // null when the entry has no such member
   std::string base_dir;
   std::string file;
 };
@@ -64,15 +64,84 @@ struct Merged {
   std::string current_context;
 };
 
-std::string scalar(const YAML::Node& n, const char* key) {
-  YAML::Node v = n[key];
-  if (!v || v.IsNull()) return {};
-  return v.as<std::string>();
+// The value of `key` in mapping `n`; null when `n` is absent or not a mapping, when the key is
+// absent, and when its value is YAML null (kubectl reads `key:` and `key: ~` as unset).
+const api::Value* member(const api::Value* n, const char* key) {
+  if (n == nullptr || !n->IsObject()) return nullptr;
+  auto it = n->FindMember(key);
+  if (it == n->MemberEnd() || it->value.IsNull()) return nullptr;
+  return &it->value;
 }
 
-Status merge_document(const YAML::Node& root, const std::string& file, Merged& merged) {
-  if (!root || root.IsNull()) return Ok{};
-  if (!root.IsMap()) return config_error("kubeconfig " + file + ": top level is not a mapping");
+const char* kind_name(const api::Value& v) {
+  if (v.IsBool()) return "a boolean";
+  if (v.IsNumber()) return "a number";
+  if (v.IsString()) return "a string";
+  if (v.IsArray()) return "a list";
+  if (v.IsObject()) return "a mapping";
+  return "null";
+}
+
+// What a field holds. kubectl decodes kubeconfigs as sigs.k8s.io/yaml does (YAML 1.1 scalars
+// typed, then JSON into typed Go structs), so an unquoted number or `yes` in a string field
+// and a quoted "true" in a boolean field are errors there, and here too.
+enum class Kind { kString, kBool, kStringList, kEnvList, kMapping, kAny };
+
+Status check_kind(const api::Value& v, Kind kind, const std::string& where) {
+  auto want = [&](const char* what) {
+    return config_error(
+        where + " is " + kind_name(v) + ", want " + what +
+        (v.IsBool() || v.IsNumber() ? " (quote the value to make it a string)" : ""));
+  };
+  switch (kind) {
+    case Kind::kString:
+      if (!v.IsString()) return want("a string");
+      break;
+    case Kind::kBool:
+      if (!v.IsBool()) return want("true or false");
+      break;
+    case Kind::kMapping:
+      if (!v.IsObject()) return want("a mapping");
+      break;
+    case Kind::kStringList:
+      if (!v.IsArray()) return want("a list of strings");
+      for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+        if (auto st = check_kind(v[i], Kind::kString, where + "[" + std::to_string(i) + "]"); !st) {
+          return st;
+        }
+      }
+      break;
+    case Kind::kEnvList:
+      if (!v.IsArray()) return want("a list of {name, value}");
+      for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+        const std::string at = where + "[" + std::to_string(i) + "]";
+        if (auto st = check_kind(v[i], Kind::kMapping, at); !st) return st;
+        for (const char* k : {"name", "value"}) {
+          const api::Value* f = member(&v[i], k);
+          if (f == nullptr) {
+            if (std::strcmp(k, "name") == 0) return config_error(at + ".name is missing");
+            continue;
+          }
+          if (auto st = check_kind(*f, Kind::kString, at + "." + k); !st) return st;
+        }
+      }
+      break;
+    case Kind::kAny:
+      break;
+  }
+  return Ok{};
+}
+
+// The string value of `key` ("" when unset); the caller has checked its kind.
+std::string scalar(const api::Value* n, const char* key) {
+  const api::Value* v = member(n, key);
+  return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength())
+                                       : std::string();
+}
+
+Status merge_document(const api::Value& root, const std::string& file, Merged& merged) {
+  if (root.IsNull()) return Ok{};
+  if (!root.IsObject()) return config_error("kubeconfig " + file + ": top level is not a mapping");
   const std::string base_dir = fs::path(file).parent_path().string();
   struct Section {
     const char* list;
@@ -82,28 +151,42 @@ Status merge_document(const YAML::Node& root, const std::string& file, Merged& m
   for (const Section& s :
        {Section{"clusters", "cluster", &merged.clusters}, Section{"users", "user", &merged.users},
         Section{"contexts", "context", &merged.contexts}}) {
-    YAML::Node list = root[s.list];
-    if (!list || list.IsNull()) continue;
-    if (!list.IsSequence()) {
+    const api::Value* list = member(&root, s.list);
+    if (list == nullptr) continue;
+    if (!list->IsArray()) {
       return config_error("kubeconfig " + file + ": " + s.list + " is not a list");
     }
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      YAML::Node named = list[i];
+    for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+      const api::Value* named = &(*list)[i];
+      const std::string at = std::string(s.list) + "[" + std::to_string(i) + "]";
+      if (auto st = check_kind(*named, Kind::kMapping, at); !st) {
+        return config_error("kubeconfig " + file + ": " + st.error().message);
+      }
+      if (const api::Value* n = member(named, "name")) {
+        if (auto st = check_kind(*n, Kind::kString, at + ".name"); !st) {
+          return config_error("kubeconfig " + file + ": " + st.error().message);
+        }
+      }
       std::string name = scalar(named, "name");
       if (name.empty()) {
         return config_error("kubeconfig " + file + ": " + s.list + "[" + std::to_string(i) +
                             "].name is missing");
       }
       // kubectl: the first file to set a key wins.
-      s.into->try_emplace(name, Entry{named[s.item], base_dir, file});
+      s.into->try_emplace(name, Entry{member(named, s.item), base_dir, file});
     }
   }
-  if (merged.current_context.empty()) merged.current_context = scalar(root, "current-context");
+  if (const api::Value* cc = member(&root, "current-context")) {
+    if (auto st = check_kind(*cc, Kind::kString, "current-context"); !st) {
+      return config_error("kubeconfig " + file + ": " + st.error().message);
+    }
+  }
+  if (merged.current_context.empty()) merged.current_context = scalar(&root, "current-context");
   return Ok{};
 }
 
 // Reads `<key>` (a file path) or `<key>-data` (base64) into PEM text.
-Result<std::string> pem_field(const YAML::Node& n, const std::string& key, const Entry& e,
+Result<std::string> pem_field(const api::Value* n, const std::string& key, const Entry& e,
                               const std::string& where) {
   std::string data = scalar(n, (key + "-data").c_str());
   std::string path = scalar(n, key.c_str());
@@ -124,14 +207,19 @@ Result<std::string> pem_field(const YAML::Node& n, const std::string& key, const
   return std::string();
 }
 
-Status check_fields(const YAML::Node& n, const std::string& where,
-                    const std::set<std::string>& supported,
+// Every key of mapping `n` must be in `supported`, and its value (unless null) of that kind.
+Status check_fields(const api::Value* n, const std::string& where,
+                    const std::map<std::string, Kind>& supported,
                     const std::map<std::string, std::string>& unsupported) {
-  if (!n || n.IsNull()) return Ok{};
-  if (!n.IsMap()) return config_error(where + " is not a mapping");
-  for (const auto& kv : n) {
-    std::string key = kv.first.as<std::string>();
-    if (supported.count(key)) continue;
+  if (n == nullptr || n->IsNull()) return Ok{};
+  if (!n->IsObject()) return config_error(where + " is not a mapping");
+  for (const auto& kv : n->GetObject()) {
+    std::string key(kv.name.GetString(), kv.name.GetStringLength());
+    if (auto known = supported.find(key); known != supported.end()) {
+      if (kv.value.IsNull()) continue;
+      if (auto st = check_kind(kv.value, known->second, where + "." + key); !st) return st;
+      continue;
+    }
     auto it = unsupported.find(key);
     if (it != unsupported.end()) {
       return config_error(where + "." + key + " is not supported by meshop (" + it->second + ")");
@@ -141,11 +229,16 @@ Status check_fields(const YAML::Node& n, const std::string& where,
   return Ok{};
 }
 
-Result<ExecConfig> parse_exec(const YAML::Node& n, const Entry& e, const std::string& where) {
+Result<ExecConfig> parse_exec(const api::Value* n, const Entry& e, const std::string& where) {
   ExecConfig x;
   if (auto st = check_fields(n, where,
-                             {"apiVersion", "command", "args", "env", "installHint",
-                              "provideClusterInfo", "interactiveMode"},
+                             {{"apiVersion", Kind::kString},
+                              {"command", Kind::kString},
+                              {"args", Kind::kStringList},
+                              {"env", Kind::kEnvList},
+                              {"installHint", Kind::kString},
+                              {"provideClusterInfo", Kind::kBool},
+                              {"interactiveMode", Kind::kString}},
                              {});
       !st) {
     return Error(st.error());
@@ -160,18 +253,16 @@ Result<ExecConfig> parse_exec(const YAML::Node& n, const Entry& e, const std::st
   if (x.command.empty()) return config_error(where + ".command is missing");
   // A command with a path separator is relative to the kubeconfig (as kubectl does).
   if (x.command.find('/') != std::string::npos) x.command = resolve(x.command, e.base_dir);
-  if (YAML::Node args = n["args"]; args && !args.IsNull()) {
-    for (const auto& a : args)
-      x.args.push_back(a.as<std::string>());
+  if (const api::Value* args = member(n, "args")) {
+    for (const auto& a : args->GetArray())
+      x.args.emplace_back(a.GetString(), a.GetStringLength());
   }
-  if (YAML::Node env = n["env"]; env && !env.IsNull()) {
-    for (const auto& v : env)
-      x.env.emplace_back(scalar(v, "name"), scalar(v, "value"));
+  if (const api::Value* env = member(n, "env")) {
+    for (const auto& v : env->GetArray())
+      x.env.emplace_back(scalar(&v, "name"), scalar(&v, "value"));
   }
   x.install_hint = scalar(n, "installHint");
-  if (YAML::Node p = n["provideClusterInfo"]; p && !p.IsNull()) {
-    x.provide_cluster_info = p.as<bool>();
-  }
+  if (const api::Value* p = member(n, "provideClusterInfo")) x.provide_cluster_info = p->GetBool();
   x.interactive_mode = scalar(n, "interactiveMode");
   if (x.interactive_mode == "Always") {
     // An operator never has a terminal to hand the plugin (client-go refuses the same way).
@@ -199,7 +290,11 @@ Result<Config> select(const Merged& merged, const std::string& context_override)
   }
   const std::string cwhere = "contexts[" + cfg.context + "].context";
   if (auto st = check_fields(ctx->second.node, cwhere,
-                             {"cluster", "user", "namespace", "extensions"}, {});
+                             {{"cluster", Kind::kString},
+                              {"user", Kind::kString},
+                              {"namespace", Kind::kString},
+                              {"extensions", Kind::kAny}},
+                             {});
       !st) {
     return Error(st.error());
   }
@@ -213,12 +308,16 @@ Result<Config> select(const Merged& merged, const std::string& context_override)
     return config_error(cwhere + ".cluster: cluster \"" + cfg.cluster_name + "\" not found");
   }
   const std::string clwhere = "clusters[" + cfg.cluster_name + "].cluster";
-  const YAML::Node& c = cl->second.node;
-  if (auto st = check_fields(
-          c, clwhere,
-          {"server", "certificate-authority", "certificate-authority-data",
-           "insecure-skip-tls-verify", "tls-server-name", "extensions", "disable-compression"},
-          {{"proxy-url", "no HTTP proxy support; connect directly"}});
+  const api::Value* c = cl->second.node;
+  if (auto st = check_fields(c, clwhere,
+                             {{"server", Kind::kString},
+                              {"certificate-authority", Kind::kString},
+                              {"certificate-authority-data", Kind::kString},
+                              {"insecure-skip-tls-verify", Kind::kBool},
+                              {"tls-server-name", Kind::kString},
+                              {"extensions", Kind::kAny},
+                              {"disable-compression", Kind::kBool}},
+                             {{"proxy-url", "no HTTP proxy support; connect directly"}});
       !st) {
     return Error(st.error());
   }
@@ -230,8 +329,8 @@ Result<Config> select(const Merged& merged, const std::string& context_override)
   while (cfg.server.size() > 8 && cfg.server.back() == '/')
     cfg.server.pop_back();
   cfg.tls_server_name = scalar(c, "tls-server-name");
-  if (YAML::Node v = c["insecure-skip-tls-verify"]; v && !v.IsNull()) {
-    cfg.insecure_skip_tls_verify = v.as<bool>();
+  if (const api::Value* v = member(c, "insecure-skip-tls-verify")) {
+    cfg.insecure_skip_tls_verify = v->GetBool();
   }
   auto ca = pem_field(c, "certificate-authority", cl->second, clwhere);
   if (!ca) return Error(ca.error());
@@ -249,10 +348,16 @@ Result<Config> select(const Merged& merged, const std::string& context_override)
     return config_error(cwhere + ".user: user \"" + cfg.user_name + "\" not found");
   }
   const std::string uwhere = "users[" + cfg.user_name + "].user";
-  const YAML::Node& u = us->second.node;
+  const api::Value* u = us->second.node;
   if (auto st = check_fields(u, uwhere,
-                             {"client-certificate", "client-certificate-data", "client-key",
-                              "client-key-data", "token", "tokenFile", "exec", "extensions"},
+                             {{"client-certificate", Kind::kString},
+                              {"client-certificate-data", Kind::kString},
+                              {"client-key", Kind::kString},
+                              {"client-key-data", Kind::kString},
+                              {"token", Kind::kString},
+                              {"tokenFile", Kind::kString},
+                              {"exec", Kind::kMapping},
+                              {"extensions", Kind::kAny}},
                              {{"auth-provider", "use an exec credential plugin instead"},
                               {"username", "basic authentication was removed from Kubernetes"},
                               {"password", "basic authentication was removed from Kubernetes"},
@@ -276,7 +381,7 @@ Result<Config> select(const Merged& merged, const std::string& context_override)
   if (std::string tf = scalar(u, "tokenFile"); !tf.empty()) {
     cfg.token_file = resolve(tf, us->second.base_dir);
   }
-  if (YAML::Node ex = u["exec"]; ex && !ex.IsNull()) {
+  if (const api::Value* ex = member(u, "exec")) {
     auto exec = parse_exec(ex, us->second, uwhere + ".exec");
     if (!exec) return Error(exec.error());
     cfg.exec = std::move(*exec);
@@ -284,7 +389,7 @@ Result<Config> select(const Merged& merged, const std::string& context_override)
   return cfg;
 }
 
-Result<Config> load_documents(const std::vector<std::pair<YAML::Node, std::string>>& docs,
+Result<Config> load_documents(const std::vector<std::pair<api::Document, std::string>>& docs,
                               const std::string& context_override) {
   Merged merged;
   for (const auto& [node, file] : docs) {
@@ -383,39 +488,41 @@ std::string exec_info_json(const ExecConfig& exec, const Config& cluster) {
   return sb.GetString();
 }
 
+// A kubeconfig is read as kubectl reads it: the first YAML document of the file (later ones
+// are ignored), scalars typed by YAML 1.1 as sigs.k8s.io/yaml types them.
+Result<api::Document> parse_yaml(const std::string& text, const std::string& file) {
+  auto doc = api::yaml_to_json(text);
+  if (!doc) return config_error("kubeconfig " + file + ": " + doc.message());
+  return std::move(*doc);
+}
+
 }  // namespace
 
 Result<Config> parse_kubeconfig(const std::string& yaml, const std::string& base_dir,
                                 const std::string& context_override) {
-  try {
-    YAML::Node root = YAML::Load(yaml);
-    return load_documents({{root, (fs::path(base_dir) / "kubeconfig").string()}}, context_override);
-  } catch (const YAML::Exception& e) {
-    return config_error(std::string("kubeconfig: ") + e.what());
-  }
+  const std::string file = (fs::path(base_dir) / "kubeconfig").string();
+  auto doc = parse_yaml(yaml, file);
+  if (!doc) return Error(doc.error());
+  std::vector<std::pair<api::Document, std::string>> docs;
+  docs.emplace_back(std::move(*doc), file);
+  return load_documents(docs, context_override);
 }
 
 Result<Config> load_kubeconfig_files(const std::vector<std::string>& files,
                                      const std::string& context_override) {
-  std::vector<std::pair<YAML::Node, std::string>> docs;
+  std::vector<std::pair<api::Document, std::string>> docs;
   for (const auto& f : files) {
     if (f.empty()) continue;
     std::error_code ec;
     if (!fs::exists(f, ec)) continue;  // kubectl skips missing KUBECONFIG entries
     auto text = read_file(f);
     if (!text) return config_error("kubeconfig " + f + ": cannot read: " + std::strerror(errno));
-    try {
-      docs.emplace_back(YAML::Load(*text), fs::absolute(f).string());
-    } catch (const YAML::Exception& e) {
-      return config_error("kubeconfig " + f + ": " + e.what());
-    }
+    auto doc = parse_yaml(*text, f);
+    if (!doc) return Error(doc.error());
+    docs.emplace_back(std::move(*doc), fs::absolute(f).string());
   }
   if (docs.empty()) return config_error("kubeconfig: none of the files exist");
-  try {
-    return load_documents(docs, context_override);
-  } catch (const YAML::Exception& e) {
-    return config_error(std::string("kubeconfig: ") + e.what());
-  }
+  return load_documents(docs, context_override);
 }
 
 Result<Config> load_kubeconfig(const LoadOptions& options) {

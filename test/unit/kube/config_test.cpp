@@ -168,6 +168,53 @@ clusters: [{name: c, cluster: {server: "http://127.0.0.1:8080"}}]
   EXPECT_NE(cfg.error().message.find("clusters[c].cluster.server"), std::string::npos);
 }
 
+// kubectl decodes kubeconfigs with sigs.k8s.io/yaml into typed structs: YAML 1.1 booleans are
+// booleans, and a value of the wrong JSON kind is an error (not a silent conversion).
+TEST(Kubeconfig, ScalarsAreTypedAsKubectlTypesThem) {
+  auto yes =
+      parse_kubeconfig(kubeconfig("    token: x\n", "    insecure-skip-tls-verify: yes\n"), "/tmp");
+  ASSERT_TRUE(yes) << yes.error().message;
+  EXPECT_TRUE(yes->insecure_skip_tls_verify);
+
+  struct Case {
+    std::string user, cluster, field;
+  };
+  for (const Case& c : {
+           Case{"    token: x\n", "    insecure-skip-tls-verify: \"true\"\n",
+                "clusters[c].cluster.insecure-skip-tls-verify is a string, want true or false"},
+           Case{"    token: 12345\n", "", "users[u].user.token is a number, want a string"},
+           Case{"    token: on\n", "", "users[u].user.token is a boolean, want a string"},
+           Case{"    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+                "      command: p\n      args: [--port, 8080]\n",
+                "", "users[u].user.exec.args[1] is a number"},
+           Case{"    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+                "      command: p\n      env: [{name: A, value: 1}]\n",
+                "", "users[u].user.exec.env[0].value is a number"},
+       }) {
+    auto cfg = parse_kubeconfig(kubeconfig(c.user, c.cluster), "/tmp");
+    ASSERT_FALSE(cfg) << c.field;
+    EXPECT_EQ(cfg.error().kind, ErrorKind::kConfig);
+    EXPECT_NE(cfg.error().message.find(c.field), std::string::npos) << cfg.error().message;
+  }
+}
+
+TEST(Kubeconfig, SyntaxErrorNamesFileAndLineAndOnlyTheFirstDocumentCounts) {
+  TempDir d;
+  std::string bad = d.file("bad", "current-context: x\nclusters:\n- name: [c\n");
+  auto cfg = load_kubeconfig_files({bad});
+  ASSERT_FALSE(cfg);
+  EXPECT_EQ(cfg.error().kind, ErrorKind::kConfig);
+  EXPECT_NE(cfg.error().message.find("kubeconfig " + bad + ": "), std::string::npos)
+      << cfg.error().message;
+  EXPECT_NE(cfg.error().message.find("line "), std::string::npos) << cfg.error().message;
+
+  // As kubectl (and yaml-cpp's Load before): later documents of the file are ignored.
+  auto two =
+      parse_kubeconfig(kubeconfig("    token: x\n") + "---\ncurrent-context: other\n", "/tmp");
+  ASSERT_TRUE(two) << two.error().message;
+  EXPECT_EQ(two->context, "ctx");
+}
+
 TEST(Kubeconfig, MergesFilesFirstKeyWinsAndCurrentContextFromFirst) {
   TempDir d;
   std::string a = d.file("a", R"(current-context: one
