@@ -311,7 +311,11 @@ Scan next_word(std::string_view str) {
   Scan out;
   if (str.empty()) return out;
   std::string_view rem = str;
-  auto [r, size] = next_valid(rem, 0xFFFD);
+  // Plain variables, not a structured binding: the lambda below captures them, which clang 14
+  // (the fuzz build) does not allow for bindings.
+  auto first = next_valid(rem, 0xFFFD);
+  auto r = first.r;
+  auto size = first.size;
   std::size_t offset = size;
   if (r == 0xFFFD) {
     out.type = Word::kInvalid;
