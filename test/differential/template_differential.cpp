@@ -271,7 +271,20 @@ int main(int argc, char** argv) {
       }
     }
     const Expect& want = ex->second;
-    if (want.nondeterministic) {
+    // Go marks a case nondeterministic when two of its renders differ; a random function with a
+    // small range (`randInt 10 13`) can give the same text twice, so calls of sprig's random
+    // functions are treated as nondeterministic whatever Go's two renders said.
+    bool random = want.nondeterministic;
+    if (want.ok)
+      for (std::string_view fn :
+           {"randInt", "randAlpha", "randNumeric", "randAscii", "randBytes", "shuffle", "uuidv4"})
+        if (text.find(fn) != std::string::npos) random = true;
+    if (random && !ok && known_gap(err)) {
+      ++gaps;
+      if (report.is_open()) report << "GAP " << name << "\n";
+      continue;
+    }
+    if (random) {
       // Go's own output changes from render to render: meshop must render too; the text is
       // checked by property in the function tests (test/unit/template).
       if (!ok) {
