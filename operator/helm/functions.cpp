@@ -154,7 +154,7 @@ Value error_list(std::string message) {
 const template_engine::FunctionMap& helm_functions() {
   static const template_engine::FunctionMap functions = [] {
     template_engine::FunctionMap fm;
-    template_engine::add_sprig_functions(fm);
+    template_engine::add_sprig_txt_func_map(fm);
     fm.erase("env");
     fm.erase("expandenv");
     const ParamType kStr = ParamType::string(), kAny = ParamType::any();

@@ -7,18 +7,22 @@
 
 namespace meshop::template_engine {
 
+void add_sprig_txt_func_map(FunctionMap& fm) {
+  add_sprig_functions(fm);
+  add_regex_functions(fm);
+  // The rest of sprig's TxtFuncMap (funcs_sprig_*.cpp).
+  sprig::add_sprig_string_functions(fm);
+  sprig::add_sprig_numeric_functions(fm);
+  sprig::add_sprig_url_functions(fm);
+  sprig::add_sprig_crypto_functions(fm);
+  sprig::add_sprig_random_functions(fm);
+  sprig::add_sprig_date_functions(fm);
+}
+
 const FunctionMap& default_functions() {
   static const FunctionMap functions = [] {
     FunctionMap fm;
-    add_sprig_functions(fm);
-    add_regex_functions(fm);
-    // The rest of sprig's TxtFuncMap (funcs_sprig_*.cpp).
-    sprig::add_sprig_string_functions(fm);
-    sprig::add_sprig_numeric_functions(fm);
-    sprig::add_sprig_url_functions(fm);
-    sprig::add_sprig_crypto_functions(fm);
-    sprig::add_sprig_random_functions(fm);
-    sprig::add_sprig_date_functions(fm);
+    add_sprig_txt_func_map(fm);
     add_extra_functions(fm);
     add_istio_functions(fm);
     return fm;

@@ -19,6 +19,9 @@ namespace meshop::template_engine {
 void add_sprig_functions(FunctionMap& fm);
 // sprig's regular-expression functions (funcs_regex.cpp), part of TxtFuncMap.
 void add_regex_functions(FunctionMap& fm);
+// All of sprig v3.3.0's TxtFuncMap that meshop defines: add_sprig_functions, the regex
+// functions and the funcs_sprig_*.cpp families (what Helm starts its function map from).
+void add_sprig_txt_func_map(FunctionMap& fm);
 void add_extra_functions(FunctionMap& fm);
 void add_istio_functions(FunctionMap& fm);
 
