@@ -9,7 +9,7 @@ pkgs=(
   libboost1.81-dev libssl-dev rapidjson-dev libyaml-dev libre2-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   clang clang-format clang-tidy libclang-rt-14-dev libfuzzer-14-dev
-  wrk ccache
+  wrk ccache mmdebstrap umoci
 )
 
 missing=()

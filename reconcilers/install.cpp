@@ -8,6 +8,7 @@
 #include "operator/log/log.hpp"
 #include "operator/manifest/installed_kinds.hpp"
 #include "operator/manifest/render.hpp"
+#include "reconcilers/ownership.hpp"
 
 namespace meshop::reconcilers {
 namespace {
@@ -67,22 +68,6 @@ std::string rfc3339_now() {
   return buf;
 }
 
-std::string normalized_revision(const rapidjson::Value& iop) {
-  std::string r = api::string_at(iop, {"spec", "revision"});
-  return r.empty() ? "default" : r;
-}
-
-// Order of ownership between two IstioOperators of one revision: older first, then by key.
-// (RFC 3339 timestamps of one format compare as strings.)
-bool owns_before(const rapidjson::Value& a, const rapidjson::Value& b) {
-  auto rank = [](const rapidjson::Value& o) {
-    return std::make_tuple(api::string_at(o, {"metadata", "creationTimestamp"}),
-                           api::string_at(o, {"metadata", "namespace"}),
-                           api::string_at(o, {"metadata", "name"}));
-  };
-  return rank(a) < rank(b);
-}
-
 // Status keys this reconciler writes, as a JSON object (the value of "status").
 struct Condition {
   std::string type, status, reason, message;
@@ -140,6 +125,19 @@ std::optional<std::string> owner_key(const rapidjson::Value& object) {
   std::string ns = api::string_at(*labels, {kOwningResourceNamespaceLabel});
   if (name.empty() || ns.empty()) return std::nullopt;
   return ns + "/" + name;
+}
+
+bool install_relevant_change(const rapidjson::Value& old_iop, const rapidjson::Value& new_iop) {
+  if (int_at(old_iop, {"metadata", "generation"}, 0) !=
+      int_at(new_iop, {"metadata", "generation"}, 0))
+    return true;
+  for (const char* field : {"labels", "annotations", "finalizers", "deletionTimestamp"}) {
+    const api::Value* a = api::find(old_iop, std::string("/metadata/") + field);
+    const api::Value* b = api::find(new_iop, std::string("/metadata/") + field);
+    if ((a == nullptr) != (b == nullptr)) return true;
+    if (a != nullptr && *a != *b) return true;
+  }
+  return false;
 }
 
 std::string owner_selector(std::string_view iop_name, std::string_view iop_namespace) {
@@ -392,7 +390,7 @@ kube::Task<api::Result<api::Ok>> InstallReconciler::write_status(const rapidjson
 
 kube::Task<api::Result<int>> InstallReconciler::delete_owned(
     const std::string& name, const std::string& ns, const std::set<ObjectId>& keep,
-    const std::vector<std::pair<std::string, std::string>>& kinds) {
+    const std::vector<std::pair<std::string, std::string>>& kinds, bool keep_shared) {
   int deleted = 0;
   for (const auto& [api_version, kind] : kinds) {
     auto type = co_await resource_for(api_version, kind);
@@ -413,6 +411,9 @@ kube::Task<api::Result<int>> InstallReconciler::delete_owned(
     const rapidjson::Value& items = listed->list["items"];
     std::vector<ObjectId> live;
     for (const rapidjson::Value& item : items.GetArray()) {
+      if (keep_shared &&
+          is_shared_component(api::string_at(item, {"metadata", "labels", kComponentLabel})))
+        continue;
       ObjectId id = object_id(item);
       // Metadata-only lists name the kind of the list, not always of each item.
       id.group = type->group;
@@ -481,8 +482,17 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     if (finalizer_index < 0) co_return outcome;  // not ours to hold
     std::vector<std::pair<std::string, std::string>> kinds(prunable_kinds().rbegin(),
                                                            prunable_kinds().rend());
+    // What every revision shares stays while another IstioOperator remains to take it over
+    // (it is re-queued by the deletion and relabels it on its next pass).
+    auto all = co_await client_->list_all(iop_type, "");
+    if (!all) co_return api::Error{all.error().message};
+    std::vector<OperatorRef> refs;
+    for (const rapidjson::Value& other : all->list["items"].GetArray())
+      refs.push_back(operator_ref(other, true));
+    auto successor = shared_owner(refs);
+    const bool keep_shared = successor.has_value() && successor->key() != key;
     const std::set<ObjectId> keep_nothing;
-    auto deleted = co_await delete_owned(name, ns, keep_nothing, kinds);
+    auto deleted = co_await delete_owned(name, ns, keep_nothing, kinds, keep_shared);
     if (!deleted)
       co_return api::Error{"uninstalling IstioOperator " + key + ": " + deleted.message()};
     outcome.pruned = *deleted;
@@ -558,17 +568,20 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     warned_generation_[key] = generation;
   }
 
-  // Revision ownership: the oldest IstioOperator of a revision owns it.
+  // Revision ownership: the oldest IstioOperator of a revision owns it (reconcilers/ownership).
   auto all = co_await client_->list_all(iop_type, "");
   if (!all) co_return api::Error{all.error().message};
-  const std::string revision = normalized_revision(current);
-  const rapidjson::Value* owner = &current;
-  for (const rapidjson::Value& other : all->list["items"].GetArray())
-    if (normalized_revision(other) == revision && owns_before(other, *owner)) owner = &other;
-  if (owner != &current && (api::string_at(*owner, {"metadata", "namespace"}) != ns ||
-                            api::string_at(*owner, {"metadata", "name"}) != name)) {
-    std::string owner_name = api::string_at(*owner, {"metadata", "namespace"}) + "/" +
-                             api::string_at(*owner, {"metadata", "name"});
+  std::vector<OperatorRef> refs;
+  bool listed_self = false;
+  for (const rapidjson::Value& other : all->list["items"].GetArray()) {
+    refs.push_back(operator_ref(other, true));
+    listed_self = listed_self || refs.back().key() == key;
+  }
+  if (!listed_self) refs.push_back(operator_ref(current, true));
+  const std::string revision = revision_of(current);
+  const std::optional<OperatorRef> owner = revision_owner(refs, revision);
+  if (owner && owner->key() != key) {
+    std::string owner_name = owner->key();
     StatusReport report;
     report.state = InstallState::kError;
     report.message = "revision \"" + revision + "\" is already installed by IstioOperator " +
@@ -593,6 +606,19 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     auto patched =
         co_await client_->patch(iop_type, ns, name, kube::PatchType::kMerge, body, options);
     if (!patched) co_return api::Error{patched.error().message};
+  }
+
+  // What every revision renders the same way is applied by its one owner only; the others
+  // neither apply, relabel nor prune it.
+  const std::optional<OperatorRef> shared = shared_owner(refs);
+  const bool owns_shared = shared.has_value() && shared->key() == key;
+  if (!owns_shared) {
+    auto& objs = rendered->objects;
+    objs.erase(std::remove_if(objs.begin(), objs.end(),
+                              [](const manifest::RenderedObject& r) {
+                                return is_shared_component(r.component);
+                              }),
+               objs.end());
   }
 
   // Desired objects, labelled.
@@ -688,7 +714,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
 
   // Prune only after a complete apply.
   if (report.state != InstallState::kError) {
-    auto pruned = co_await delete_owned(name, ns, desired, kinds);
+    auto pruned = co_await delete_owned(name, ns, desired, kinds, !owns_shared);
     if (!pruned) co_return api::Error{"pruning for IstioOperator " + key + ": " + pruned.message()};
     outcome.pruned = *pruned;
   }

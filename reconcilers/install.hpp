@@ -23,6 +23,12 @@
 //                                             resource changes). Other resources unaffected.
 //   - another IstioOperator with the same revision is older (creationTimestamp, then
 //     namespace/name)                       → status ERROR naming the owner; retried slowly.
+//   - the shared (Base) objects belong to another IstioOperator (reconcilers/ownership.hpp:
+//     the default revision's owner, else the oldest revision owner)
+//                                           → they are left out of this one's apply and
+//                                             prune; the rest is installed as below.
+//     An uninstall likewise leaves the shared objects while another IstioOperator remains
+//     to own them (run re-queues every IstioOperator when one is added or deleted).
 // Apply: render (manifest::render_istio_operator), add the owner labels, create the
 // Namespaces the objects need (labelled as meshop's; never deleted), then server-side apply
 // every object except MutatingWebhookConfigurations in render order, field manager
@@ -94,6 +100,12 @@ const kube::ResourceType& istio_operator_resource();
 // Sets the four owner labels on `object` (a Kubernetes object), keeping its other labels.
 void add_owner_labels(api::Value& object, api::Allocator& allocator, std::string_view iop_name,
                       std::string_view iop_namespace, std::string_view component);
+
+// Whether an update of an IstioOperator from `old_iop` to `new_iop` asks install to look
+// again: its generation (spec), labels, annotations, finalizers or deletion changed. A
+// status-only update is not (install writes status itself: re-running on it would retry an
+// ERROR at once instead of with backoff).
+bool install_relevant_change(const rapidjson::Value& old_iop, const rapidjson::Value& new_iop);
 
 // "<namespace>/<name>" of the IstioOperator owning `object`, from its owner labels; nullopt
 // when either label is missing or empty. For the lead's watches: enqueue the owner when an
@@ -222,7 +234,7 @@ class InstallReconciler {
                                                            const std::string& kind);
   kube::Task<api::Result<int>> delete_owned(
       const std::string& name, const std::string& ns, const std::set<ObjectId>& keep,
-      const std::vector<std::pair<std::string, std::string>>& kinds);
+      const std::vector<std::pair<std::string, std::string>>& kinds, bool keep_shared);
   kube::Task<api::Result<api::Ok>> write_status(const rapidjson::Value& iop,
                                                 const StatusReport& report);
   void warn(const rapidjson::Value& iop, std::string reason, std::string note);

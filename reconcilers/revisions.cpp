@@ -204,11 +204,6 @@ NamespaceVerdict evaluate_namespace(const rapidjson::Value& ns,
   return v;
 }
 
-std::string revision_of(const rapidjson::Value& istio_operator) {
-  std::string r = api::string_at(istio_operator, {"spec", "revision"});
-  return r.empty() ? "default" : r;
-}
-
 api::Result<RevisionsReport> evaluate(const RevisionsView& view) {
   auto entries = restart::injector_entries(view.webhook_configurations);
   if (!entries) return entries.error();
@@ -223,19 +218,15 @@ api::Result<RevisionsReport> evaluate(const RevisionsView& view) {
   for (auto& [rev, set] : tags)
     report.revisions[rev].tags.assign(set.begin(), set.end());
 
-  // Owners: the oldest IstioOperator of each revision.
-  std::map<std::string, std::pair<std::string, std::string>> oldest;  // rev → (created, key)
+  // Owners: the oldest IstioOperator of each revision (reconcilers/ownership.hpp).
+  std::vector<OperatorRef> refs;
   for (const rapidjson::Document& iop : view.istio_operators) {
-    std::string rev = revision_of(iop), key = key_of(iop);
-    report.revisions[rev];
-    std::pair<std::string, std::string> candidate{
-        api::string_at(iop, {"metadata", "creationTimestamp"}), key};
-    auto [it, inserted] = oldest.try_emplace(rev, candidate);
-    if (!inserted && candidate < it->second) it->second = candidate;
+    refs.push_back(operator_ref(iop));
+    report.revisions[refs.back().revision];
   }
-  for (const rapidjson::Document& iop : view.istio_operators) {
-    std::string rev = revision_of(iop), key = key_of(iop);
-    report.owners[key] = oldest[rev].second == key ? rev : std::string();
+  for (const OperatorRef& r : refs) {
+    auto owner = revision_owner(refs, r.revision);
+    report.owners[r.key()] = owner && owner->key() == r.key() ? r.revision : std::string();
   }
 
   // Namespaces.

@@ -48,6 +48,7 @@
 #include "operator/metrics/registry.hpp"
 #include "operator/restart/webhook_routes.hpp"
 #include "operator/runtime/controller.hpp"
+#include "reconcilers/ownership.hpp"
 
 namespace meshop::reconcilers {
 
@@ -136,8 +137,7 @@ struct RevisionsReport {
   std::map<std::string, std::string> owners;
 };
 
-// The revision an IstioOperator asks for: spec.revision, "default" when empty.
-std::string revision_of(const rapidjson::Value& istio_operator);
+// revision_of (spec.revision, "default" when empty) is in reconcilers/ownership.hpp.
 
 // Pure. An error names the configuration whose selector does not parse.
 api::Result<RevisionsReport> evaluate(const RevisionsView& view);

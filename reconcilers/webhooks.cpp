@@ -7,6 +7,7 @@
 #include "operator/log/log.hpp"
 #include "operator/manifest/render.hpp"
 #include "operator/manifest/tag.hpp"
+#include "reconcilers/ownership.hpp"
 
 namespace meshop::reconcilers {
 namespace {
@@ -20,7 +21,6 @@ constexpr std::string_view kOwningResource = "install.operator.istio.io/owning-r
 constexpr std::string_view kOwningNamespace = "install.operator.istio.io/owning-resource-namespace";
 constexpr std::string_view kComponent = "operator.istio.io/component";
 constexpr std::string_view kIgnoreReconcile = "install.istio.io/ignoreReconcile";
-constexpr std::string_view kDefaultRevision = "default";
 constexpr std::string_view kBundleKey = "ca-bundle.crt";
 
 // install.istio.io/v1alpha1 istiooperators; built here rather than discovered so a pass needs
@@ -108,9 +108,9 @@ std::vector<Candidate> candidates(const std::vector<const Value*>& iops) {
     c.paused = api::string_at(*iop, {"metadata", "annotations", kIgnoreReconcile}) == "true";
     out.push_back(std::move(c));
   }
-  // RFC 3339 timestamps of one apiserver compare as strings.
-  std::sort(out.begin(), out.end(), [](const Candidate& x, const Candidate& y) {
-    return std::tie(x.created, x.key) < std::tie(y.created, y.key);
+  // The one ownership order (reconcilers/ownership.hpp).
+  std::stable_sort(out.begin(), out.end(), [](const Candidate& x, const Candidate& y) {
+    return owns_before(operator_ref(*x.iop), operator_ref(*y.iop));
   });
   return out;
 }

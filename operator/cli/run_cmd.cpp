@@ -295,7 +295,23 @@ int run_operator(const RunOptions& opts, Context& ctx) {
       {.workers = 1}, clock, &runtime_metrics);
 
   // Level-triggered: each watched change only says "look again".
-  iops.store.add_handlers(runtime::enqueue_object(install_q));
+  // Every IstioOperator when one comes or goes, or its spec, labels, annotations, finalizers
+  // or deletion change: revision and shared-object ownership may move (reconcilers/
+  // ownership.hpp). Status-only updates are install's own writes and wake nothing, so an
+  // ERROR is retried with per-key backoff.
+  auto enqueue_iops = [&install_q, &iops](const runtime::Object& o) {
+    install_q.add(runtime::object_key(*o));
+    for (const std::string& k : iops.store.keys())
+      install_q.add(k);
+  };
+  iops.store.add_handlers(
+      {.on_add = enqueue_iops,
+       .on_update =
+           [enqueue_iops](const runtime::Object& old_object, const runtime::Object& new_object) {
+             if (reconcilers::install_relevant_change(*old_object, *new_object))
+               enqueue_iops(new_object);
+           },
+       .on_delete = enqueue_iops});
   auto owner_of = [](const rapidjson::Value& o) {
     std::vector<std::string> keys;
     if (auto k = reconcilers::owner_key(o)) keys.push_back(*k);
