@@ -7,7 +7,11 @@
 // Checked: Go's (sprig's) decryptAES of meshop's encryptAES gives the plaintext back, two
 // encryptions differ (random IV), meshop's decryptAES of ciphertexts Go's encryptAES made at
 // gen time; x/crypto/bcrypt's CompareHashAndPassword accepts meshop's bcrypt and htpasswd
-// hashes (cost 10, "$2a$") and rejects a wrong password. The list of checks is printed;
+// hashes (cost 10, "$2a$") and rejects a wrong password; certs.go: meshop's genPrivateKey keys
+// parse in Go with sprig's types and sizes and sign in Go's sprig, meshop's genCA /
+// genSignedCert / genSelfSignedCert certificates have sprig's shape and verify in Go (and Go's
+// sprig signs with meshop's CA), and the *WithKey functions certify Go's keys and sign under
+// Go's CA. The list of checks is printed;
 // exit status 1 when one fails.
 package main
 
@@ -88,6 +92,11 @@ func gen(out string) error {
 			Data: map[string]any{"user": fmt.Sprintf("user-%d", i), "pw": p},
 		})
 	}
+	more, err := certCases()
+	if err != nil {
+		return err
+	}
+	cases = append(cases, more...)
 	f, err := os.Create(out)
 	if err != nil {
 		return err
@@ -160,7 +169,7 @@ func judge(c testCase, out string) error {
 		}
 		return checkBcrypt(hash, str("pw"))
 	default:
-		return fmt.Errorf("unknown case kind %s", kind)
+		return judgeCert(c, out)
 	}
 	return nil
 }

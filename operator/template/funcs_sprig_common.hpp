@@ -55,6 +55,7 @@ void add_sprig_numeric_functions(FunctionMap& fm);
 void add_sprig_url_functions(FunctionMap& fm);
 void add_sprig_crypto_functions(FunctionMap& fm);
 void add_sprig_random_functions(FunctionMap& fm);
+void add_sprig_cert_functions(FunctionMap& fm);
 void add_sprig_date_functions(FunctionMap& fm);
 
 }  // namespace meshop::template_engine::sprig
