@@ -16,6 +16,7 @@ void add_sprig_txt_func_map(FunctionMap& fm) {
   sprig::add_sprig_url_functions(fm);
   sprig::add_sprig_crypto_functions(fm);
   sprig::add_sprig_random_functions(fm);
+  sprig::add_sprig_cert_functions(fm);
   sprig::add_sprig_date_functions(fm);
 }
 

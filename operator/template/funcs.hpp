@@ -1,7 +1,6 @@
 // The function libraries behind default_functions(): sprig v3.3.0's TxtFuncMap
-// (funcs_sprig.cpp and funcs_sprig_*.cpp; the names still missing are the certificate,
-// key, AES, bcrypt/htpasswd, derivePassword and semver functions and
-// regexReplaceAllLiteral — the template differential lists them), meshop's Helm-style extras
+// (funcs_sprig.cpp and funcs_sprig_*.cpp: all of its names, the template differential checks
+// that none is missing), meshop's Helm-style extras
 // (`required`, `fromYaml`) and Istio's injection FuncMap (pkg/kube/inject/template.go), which
 // overrides sprig's indent, contains, env and omit. Each add_* call adds (or replaces) entries, so
 // the registration order is Go's `Funcs(sprig).Funcs(extras).Funcs(istio)`.

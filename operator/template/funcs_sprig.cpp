@@ -4,12 +4,15 @@
 // text/template reports as "error calling NAME: ...".
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <regex>
 
 #include "operator/template/funcs.hpp"
+#include "operator/template/funcs_sprig_common.hpp"
 #include "operator/template/funcs_support.hpp"
 
 namespace meshop::template_engine {
@@ -89,7 +92,7 @@ std::string b64_encode(std::string_view in) {
 
 // base64.StdEncoding.DecodeString (padding required, \r and \n skipped); on error sprig
 // returns the error text instead of the data.
-std::string b64_decode(std::string_view src) {
+Result<std::string> b64_decode(std::string_view src) {
   auto val = [](unsigned char c) -> int {
     if (c >= 'A' && c <= 'Z') return c - 'A';
     if (c >= 'a' && c <= 'z') return c - 'a' + 26;
@@ -98,8 +101,8 @@ std::string b64_decode(std::string_view src) {
     if (c == '/') return 63;
     return -1;
   };
-  auto corrupt = [](std::size_t at) {
-    return "illegal base64 data at input byte " + std::to_string(at);
+  auto corrupt = [](std::size_t at) -> Result<std::string> {
+    return fail("illegal base64 data at input byte " + std::to_string(at));
   };
   auto skip_newlines = [&](std::size_t& si) {
     while (si < src.size() && (src[si] == '\n' || src[si] == '\r'))
@@ -223,7 +226,7 @@ struct Sha256 {
 
 struct Version {
   std::uint64_t major = 0, minor = 0, patch = 0;
-  std::string pre;
+  std::string pre, metadata, original;
 };
 
 const std::regex& version_regex() {
@@ -232,35 +235,55 @@ const std::regex& version_regex() {
   return re;
 }
 
+// semver's validatePrerelease: dot-separated identifiers of [0-9A-Za-z-]; a numeric one
+// has no leading zero. Empty identifiers pass, as in semver.
+std::optional<std::string> prerelease_error(std::string_view pre) {
+  std::size_t start = 0;
+  while (start <= pre.size()) {
+    std::size_t end = pre.find('.', start);
+    if (end == std::string_view::npos) end = pre.size();
+    std::string_view id = pre.substr(start, end - start);
+    if (id.find_first_not_of("0123456789") == std::string_view::npos) {
+      if (id.size() > 1 && id[0] == '0') return "Version segment starts with 0";
+    } else if (id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-"
+                                    "0123456789") != std::string_view::npos) {
+      return "Invalid Prerelease string";
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> metadata_error(std::string_view md) {
+  for (char c : md)
+    if (c != '.' && c != '-' && !std::isalnum(static_cast<unsigned char>(c)))
+      return "Invalid Metadata string";
+  return std::nullopt;
+}
+
+// semver.NewVersion: the loose form (optional "v", minor and patch), Go's error texts.
 Result<Version> parse_version(std::string_view s) {
   std::cmatch m;
   if (!std::regex_match(s.data(), s.data() + s.size(), m, version_regex()))
     return fail("Invalid Semantic Version");
-  auto num = [&](int g, std::uint64_t& out) {
-    if (!m[g].matched) return true;
+  auto num = [&](int g, std::uint64_t& out) -> std::optional<std::string> {
+    if (!m[g].matched) return std::nullopt;
     std::string t = m[g].str();
     if (!t.empty() && t[0] == '.') t.erase(0, 1);
     auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
-    return ec == std::errc() && p == t.data() + t.size();
+    if (ec == std::errc() && p == t.data() + t.size()) return std::nullopt;
+    return "Error parsing version segment: strconv.ParseUint: parsing " + go_quote(t) +
+           ": value out of range";
   };
   Version v;
-  if (!num(1, v.major)) return fail("Error parsing version segment: value out of range");
-  if (!num(2, v.minor)) return fail("Error parsing version segment: value out of range");
-  if (!num(3, v.patch)) return fail("Error parsing version segment: value out of range");
+  v.original = std::string(s);
+  for (auto [g, out] : {std::pair{1, &v.major}, std::pair{2, &v.minor}, std::pair{3, &v.patch}})
+    if (auto e = num(g, *out)) return fail(*e);
   if (m[5].matched) {
     v.pre = m[5].str();
-    // Numeric prerelease identifiers must not have leading zeros.
-    std::size_t start = 0;
-    while (start <= v.pre.size()) {
-      std::size_t end = v.pre.find('.', start);
-      if (end == std::string::npos) end = v.pre.size();
-      std::string_view id(v.pre.data() + start, end - start);
-      if (id.size() > 1 && id[0] == '0' &&
-          id.find_first_not_of("0123456789") == std::string_view::npos)
-        return fail("Version segment starts with 0");
-      start = end + 1;
-    }
+    if (auto e = prerelease_error(v.pre)) return fail(*e);
   }
+  if (m[8].matched) v.metadata = m[8].str();
   return v;
 }
 
@@ -480,6 +503,124 @@ Result<Value> semver_compare(std::string_view constraint, std::string_view versi
   }
   return Value::boolean(false);
 }
+
+// The *semver.Version that sprig's `semver` returns, and the semver.Version values its
+// IncPatch/IncMinor/IncMajor/SetPrerelease/SetMetadata methods return. As in Go, only the
+// pointer has the pointer-receiver methods (Original and the comparisons); the methods
+// text/template cannot call with template arguments (Scan, the Unmarshal* family) and
+// driver.Value's Value are not offered.
+class SemverObject final : public Object {
+ public:
+  SemverObject(Version v, bool pointer) : v_(std::move(v)), pointer_(pointer) {}
+  std::string_view go_type() const override {
+    return pointer_ ? "*semver.Version" : "semver.Version";
+  }
+  std::string_view go_kind() const override { return pointer_ ? "ptr" : "struct"; }
+  bool is_stringer() const override { return true; }
+  void format(std::string& out, bool, bool sharp) const override {
+    if (!sharp) {
+      out += text(v_);
+      return;
+    }
+    auto hexnum = [](std::uint64_t n) {
+      std::array<char, 20> b{};
+      auto r = std::to_chars(b.data(), b.data() + b.size(), n, 16);
+      return "0x" + std::string(b.data(), r.ptr);
+    };
+    // fmt's %#v of a pointer to a struct: "&" and the struct's Go syntax.
+    if (pointer_) out += '&';
+    out += "semver.Version{major:" + hexnum(v_.major) + ", minor:" + hexnum(v_.minor) +
+           ", patch:" + hexnum(v_.patch) + ", pre:" + go_quote(v_.pre) +
+           ", metadata:" + go_quote(v_.metadata) + ", original:" + go_quote(v_.original) + "}";
+  }
+  std::optional<Function> method(std::string_view name) const override {
+    const Version v = v_;
+    auto nullary = [](auto f) { return Function({}, [f](Args) -> Result<Value> { return f(); }); };
+    auto u64 = [](std::uint64_t n) { return Value::unsigned_integer(n, Kind::kUint64); };
+    if (name == "String") return nullary([v] { return str(text(v)); });
+    if (name == "Major") return nullary([v, u64] { return u64(v.major); });
+    if (name == "Minor") return nullary([v, u64] { return u64(v.minor); });
+    if (name == "Patch") return nullary([v, u64] { return u64(v.patch); });
+    if (name == "Prerelease") return nullary([v] { return str(v.pre); });
+    if (name == "Metadata") return nullary([v] { return str(v.metadata); });
+    if (name == "MarshalJSON") return nullary([v] { return str(go_quote(text(v))); });
+    if (name == "IncPatch" || name == "IncMinor" || name == "IncMajor") {
+      Version n = v;
+      n.pre.clear();
+      n.metadata.clear();
+      if (name == "IncMajor") {
+        ++n.major;
+        n.minor = n.patch = 0;
+      } else if (name == "IncMinor") {
+        ++n.minor;
+        n.patch = 0;
+      } else if (v.pre.empty()) {
+        ++n.patch;
+      }
+      n.original = v_prefix(v) + text(n);
+      return nullary([n] { return value(n); });
+    }
+    if (name == "SetPrerelease" || name == "SetMetadata") {
+      bool pre = name == "SetPrerelease";
+      return Function(fixed({kStr}), [v, pre](Args a) -> Result<Value> {
+        std::string_view x = a[0].as_string();
+        if (!x.empty()) {
+          auto e = pre ? prerelease_error(x) : metadata_error(x);
+          if (e) return fail(*e);
+        }
+        Version n = v;
+        (pre ? n.pre : n.metadata) = std::string(x);
+        n.original = v_prefix(v) + text(n);
+        return value(n);
+      });
+    }
+    if (!pointer_) return std::nullopt;
+    if (name == "Original") return nullary([v] { return str(v.original); });
+    // A nil *semver.Version argument: Equal answers false, the others dereference it.
+    auto cmp = [v](bool nil_ok, auto pred) {
+      return Function(fixed({ParamType::object("*semver.Version")}),
+                      [v, nil_ok, pred](Args a) -> Result<Value> {
+                        const auto* o = a[0].kind() == Kind::kObject
+                                            ? dynamic_cast<const SemverObject*>(a[0].as_object())
+                                            : nullptr;
+                        if (o == nullptr) {
+                          if (nil_ok) return Value::boolean(false);
+                          return fail(kNilDeref);
+                        }
+                        return pred(compare(v, o->v_));
+                      });
+    };
+    if (name == "Compare") return cmp(false, [](int c) { return Value::integer(c); });
+    if (name == "LessThan") return cmp(false, [](int c) { return Value::boolean(c < 0); });
+    if (name == "LessThanEqual") return cmp(false, [](int c) { return Value::boolean(c <= 0); });
+    if (name == "GreaterThan") return cmp(false, [](int c) { return Value::boolean(c > 0); });
+    if (name == "GreaterThanEqual") return cmp(false, [](int c) { return Value::boolean(c >= 0); });
+    if (name == "Equal") return cmp(true, [](int c) { return Value::boolean(c == 0); });
+    return std::nullopt;
+  }
+
+  static Value pointer(Version v) {
+    return Value::object(std::make_shared<SemverObject>(std::move(v), true));
+  }
+
+ private:
+  static Value value(Version v) {
+    return Value::object(std::make_shared<SemverObject>(std::move(v), false));
+  }
+  static std::string text(const Version& v) {
+    std::string s =
+        std::to_string(v.major) + "." + std::to_string(v.minor) + "." + std::to_string(v.patch);
+    if (!v.pre.empty()) s += "-" + v.pre;
+    if (!v.metadata.empty()) s += "+" + v.metadata;
+    return s;
+  }
+  static std::string v_prefix(const Version& v) {
+    return !v.original.empty() && v.original[0] == 'v' ? "v" : "";
+  }
+
+  Version v_;
+  bool pointer_;
+};
 
 // --- mergo (dario.cat/mergo v1.0.1) for map[string]interface {} ----------------------------
 
@@ -746,8 +887,10 @@ void add_sprig_functions(FunctionMap& fm) {
   });
   fm.add("b64enc", fixed({kStr}),
          [](Args a) -> Result<Value> { return str(b64_encode(a[0].as_string())); });
-  fm.add("b64dec", fixed({kStr}),
-         [](Args a) -> Result<Value> { return str(b64_decode(a[0].as_string())); });
+  fm.add("b64dec", fixed({kStr}), [](Args a) -> Result<Value> {
+    auto r = b64_decode(a[0].as_string());
+    return str(r ? *r : r.error());
+  });
   fm.add("sha256sum", fixed({kStr}),
          [](Args a) -> Result<Value> { return str(Sha256::hex_digest(a[0].as_string())); });
 
@@ -1112,6 +1255,11 @@ void add_sprig_functions(FunctionMap& fm) {
   fm.add("semverCompare", fixed({kStr, kStr}), [](Args a) -> Result<Value> {
     return semver_compare(a[0].as_string(), a[1].as_string());
   });
+  fm.add("semver", fixed({kStr}), [](Args a) -> Result<Value> {
+    auto v = parse_version(a[0].as_string());
+    if (!v) return fail(v.error());
+    return SemverObject::pointer(*v);
+  });
 
   // --- paths ---
   fm.add("base", fixed({kStr}), [](Args a) -> Result<Value> {
@@ -1245,5 +1393,16 @@ void add_sprig_functions(FunctionMap& fm) {
     return str(std::move(out));
   });
 }
+
+namespace sprig {
+
+std::string base64_std_encode(std::string_view in) {
+  return b64_encode(in);
+}
+Result<std::string> base64_std_decode(std::string_view in) {
+  return b64_decode(in);
+}
+
+}  // namespace sprig
 
 }  // namespace meshop::template_engine

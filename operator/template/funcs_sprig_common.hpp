@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "operator/template/functions.hpp"
@@ -44,11 +45,17 @@ bool is_number(char32_t r);     // unicode.IsNumber
 bool is_punct(char32_t r);      // unicode.IsPunct
 char32_t to_title(char32_t r);  // unicode.ToTitle
 
+// encoding/base64.StdEncoding: EncodeToString, and DecodeString with Go's error text
+// ("illegal base64 data at input byte N"; padding required, \r and \n skipped).
+std::string base64_std_encode(std::string_view in);
+Result<std::string> base64_std_decode(std::string_view in);
+
 void add_sprig_string_functions(FunctionMap& fm);
 void add_sprig_numeric_functions(FunctionMap& fm);
 void add_sprig_url_functions(FunctionMap& fm);
 void add_sprig_crypto_functions(FunctionMap& fm);
 void add_sprig_random_functions(FunctionMap& fm);
+void add_sprig_cert_functions(FunctionMap& fm);
 void add_sprig_date_functions(FunctionMap& fm);
 
 }  // namespace meshop::template_engine::sprig

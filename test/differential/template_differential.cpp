@@ -22,6 +22,10 @@
 // MISSING", a case that fails only because it calls one of them counts as a known gap, and a
 // name in that file that is defined now is a failure (the list must shrink as they land).
 // Exit status 0 only when nothing failed.
+//
+//   meshop_template_differential --render CASES.jsonl OUT.jsonl
+// renders every case and writes meshop's outcome, {"name", "ok", "output_b64" | "error"} per
+// line, for checkers that judge meshop's output with Go (hack/cryptocheck: random output).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -34,6 +38,8 @@
 #include <vector>
 
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "operator/template/funcs_support.hpp"
 #include "operator/template/functions.hpp"
@@ -123,9 +129,81 @@ std::string diff_excerpt(const std::string& want, const std::string& got) {
   return out.str();
 }
 
+std::string b64_encode(std::string_view in) {
+  static constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    auto n = static_cast<std::uint32_t>(static_cast<unsigned char>(in[i]) << 16 |
+                                        static_cast<unsigned char>(in[i + 1]) << 8 |
+                                        static_cast<unsigned char>(in[i + 2]));
+    for (int shift = 18; shift >= 0; shift -= 6)
+      out += kB64[(n >> shift) & 63];
+  }
+  if (i < in.size()) {
+    std::uint32_t n = static_cast<std::uint32_t>(static_cast<unsigned char>(in[i]) << 16);
+    if (i + 1 < in.size())
+      n |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 1]) << 8);
+    out += kB64[n >> 18];
+    out += kB64[(n >> 12) & 63];
+    out += i + 1 < in.size() ? kB64[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+int render_only(const char* cases_path, const char* out_path) {
+  std::ifstream in(cases_path);
+  std::ofstream out(out_path);
+  if (!in || !out) {
+    std::cerr << "cannot open " << cases_path << " or " << out_path << "\n";
+    return 2;
+  }
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    rapidjson::Document d;
+    d.Parse<rapidjson::kParseFullPrecisionFlag>(line.data(), line.size());
+    if (d.HasParseError() || !d.IsObject()) {
+      std::cerr << "bad case line in " << cases_path << "\n";
+      return 2;
+    }
+    std::string tname = str_member(d, "tname");
+    Value data = Value::nil();
+    if (auto it = d.FindMember("data"); it != d.MemberEnd())
+      data = meshop::template_engine::funcs::from_rapidjson(it->value);
+    bool ok = false;
+    std::string got, err;
+    auto t = Template::parse(tname.empty() ? "t" : tname, str_member(d, "template"));
+    if (!t) {
+      err = t.error();
+    } else if (auto r = (*t)->execute(data)) {
+      ok = true;
+      got = *r;
+    } else {
+      err = r.error();
+    }
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.StartObject();
+    w.Key("name");
+    std::string name = str_member(d, "name");
+    w.String(name.c_str(), static_cast<rapidjson::SizeType>(name.size()));
+    w.Key("ok");
+    w.Bool(ok);
+    std::string payload = ok ? b64_encode(got) : go_json_text(err);
+    w.Key(ok ? "output_b64" : "error");
+    w.String(payload.c_str(), static_cast<rapidjson::SizeType>(payload.size()));
+    w.EndObject();
+    out << buf.GetString() << "\n";
+  }
+  return out ? 0 : 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string_view(argv[1]) == "--render") return render_only(argv[2], argv[3]);
   if (argc < 3) {
     std::cerr << "usage: meshop_template_differential CASES.jsonl GO_RESULTS.jsonl [--verbose]\n";
     return 2;
