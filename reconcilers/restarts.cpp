@@ -1,13 +1,18 @@
 #include "reconcilers/restarts.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <ctime>
 #include <set>
+
+#include <openssl/evp.h>
+#include <rapidjson/writer.h>
 
 #include "api/json.hpp"
 #include "operator/inject/snapshot.hpp"
 #include "operator/log/log.hpp"
 #include "operator/restart/rollout.hpp"
+#include "operator/runtime/object.hpp"
 
 namespace meshop::reconcilers {
 namespace {
@@ -15,19 +20,75 @@ namespace {
 using restart::Action;
 using SystemTime = std::chrono::system_clock::time_point;
 
-// List items come without apiVersion/kind; the plan needs the kind.
-void take_items(rapidjson::Document& list, std::string_view kind,
-                std::vector<rapidjson::Document>& out) {
+// List items come without apiVersion/kind; the plan needs the kind. Each item is kept as a
+// compact copy (runtime::compact_object): a default Document would hold a 64 KiB pool chunk
+// per object.
+void take_items(rapidjson::Document& list, std::string_view kind, restart::ObjectList& out) {
   rapidjson::Value* items = api::find_member(list, "items");
   if (items == nullptr || !items->IsArray()) return;
+  out.reserve(out.size() + items->Size());
+  auto& a = list.GetAllocator();
   for (rapidjson::Value& item : items->GetArray()) {
-    rapidjson::Document d;
-    d.CopyFrom(item, d.GetAllocator());
-    if (!d.HasMember("kind"))
-      d.AddMember("kind", api::make_string(kind, d.GetAllocator()), d.GetAllocator());
-    out.push_back(std::move(d));
+    if (!item.IsObject()) continue;
+    if (!item.HasMember("kind")) item.AddMember("kind", api::make_string(kind, a), a);
+    out.push_back(runtime::compact_object(item));
   }
 }
+
+// The objects of `store` (of namespace `ns` when not empty); sorted by key when `sorted`, as a
+// LIST answers (for the kinds whose order a plan can see: the first match wins).
+void take_store(const runtime::Store& store, std::string_view ns, bool sorted,
+                restart::ObjectList& out) {
+  std::vector<runtime::Object> objects = store.list();
+  if (!ns.empty())
+    std::erase_if(objects,
+                  [&](const runtime::Object& o) { return runtime::namespace_of(*o) != ns; });
+  if (sorted)
+    std::sort(objects.begin(), objects.end(),
+              [](const runtime::Object& a, const runtime::Object& b) {
+                return std::pair(runtime::namespace_of(*a), runtime::name_of(*a)) <
+                       std::pair(runtime::namespace_of(*b), runtime::name_of(*b));
+              });
+  out.reserve(out.size() + objects.size());
+  for (runtime::Object& o : objects)
+    out.push_back(std::move(o));
+}
+
+// SHA-256 of what a rapidjson::Writer writes, without the text.
+class DigestStream {
+ public:
+  using Ch = char;
+  DigestStream() : ctx_(EVP_MD_CTX_new()) { EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr); }
+  ~DigestStream() { EVP_MD_CTX_free(ctx_); }
+  DigestStream(const DigestStream&) = delete;
+  DigestStream& operator=(const DigestStream&) = delete;
+  void Put(char c) {
+    buffer_[used_++] = c;
+    if (used_ == sizeof(buffer_)) Flush();
+  }
+  void Flush() {
+    if (used_ > 0) EVP_DigestUpdate(ctx_, buffer_, used_);
+    used_ = 0;
+  }
+  void write(std::string_view s) {
+    Flush();
+    EVP_DigestUpdate(ctx_, s.data(), s.size());
+    static const char kSeparator = 0;
+    EVP_DigestUpdate(ctx_, &kSeparator, 1);
+  }
+  DecisionCache::Key finish() {
+    Flush();
+    DecisionCache::Key key{};
+    unsigned int n = 0;
+    EVP_DigestFinal_ex(ctx_, key.data(), &n);
+    return key;
+  }
+
+ private:
+  EVP_MD_CTX* ctx_;
+  char buffer_[4096];
+  std::size_t used_ = 0;
+};
 
 std::optional<SystemTime> parse_rfc3339(const std::string& s) {
   std::tm tm{};
@@ -69,7 +130,8 @@ bool pod_ready(const rapidjson::Value& pod) {
   return false;
 }
 
-// The pods controlled (directly or through a ReplicaSet) by `workload`.
+// The pods controlled (directly or through a ReplicaSet) by `workload`, by name (the first one
+// created before the restart is the next to go, whatever order the view has).
 std::vector<const rapidjson::Value*> pods_of(const restart::ClusterView& view,
                                              const rapidjson::Value& workload) {
   std::string uid = api::string_at(workload, {"metadata", "uid"});
@@ -80,6 +142,9 @@ std::vector<const rapidjson::Value*> pods_of(const restart::ClusterView& view,
     for (const rapidjson::Value& r : refs->GetArray())
       if (api::string_at(r, {"uid"}) == uid) out.push_back(&p);
   }
+  std::sort(out.begin(), out.end(), [](const rapidjson::Value* a, const rapidjson::Value* b) {
+    return runtime::name_of(*a) < runtime::name_of(*b);
+  });
   return out;
 }
 
@@ -142,6 +207,46 @@ kube::Task<api::Result<restart::ClusterView>> load_cluster_view(
   co_return view;
 }
 
+api::Result<restart::ClusterView> cluster_view_from(const RestartsCache& cache,
+                                                    const RestartsConfig& config) {
+  const std::pair<const char*, const runtime::Store*> stores[] = {
+      {"namespaces", cache.namespaces},
+      {"mutatingwebhookconfigurations", cache.webhook_configurations},
+      {"istiooperators", cache.istio_operators},
+      {"deployments", cache.deployments},
+      {"pods", cache.pods},
+      {"poddisruptionbudgets", cache.pod_disruption_budgets},
+      {"configmaps", cache.config_maps},
+      {"nodes", cache.nodes},
+  };
+  for (const auto& [name, store] : stores) {
+    if (store == nullptr) return api::Error{std::string("restarts: no informer store of ") + name};
+    if (!store->has_synced())
+      return api::Error{std::string("restarts: the informer of ") + name + " has not synced"};
+  }
+  for (const runtime::Store* w : cache.workloads)
+    if (w == nullptr || !w->has_synced())
+      return api::Error{"restarts: a workload informer has not synced"};
+
+  restart::ClusterView view;
+  const std::string& ns = config.namespace_filter;
+  take_store(*cache.namespaces, "", false, view.namespaces);
+  take_store(*cache.webhook_configurations, "", true, view.webhook_configurations);
+  take_store(*cache.istio_operators, "", true, view.istio_operators);
+  for (const runtime::Store* w : cache.workloads)
+    take_store(*w, ns, false, view.workloads);
+  take_store(*cache.pods, ns, false, view.pods);
+  take_store(*cache.pod_disruption_budgets, ns, true, view.pod_disruption_budgets);
+  take_store(*cache.deployments, config.control_plane_namespace, true,
+             view.control_plane_deployments);
+  take_store(*cache.config_maps, config.control_plane_namespace, true, view.config_maps);
+  restart::ObjectList nodes;
+  take_store(*cache.nodes, "", true, nodes);
+  for (const rapidjson::Value& n : nodes)
+    view.kubelet_versions.push_back(api::string_at(n, {"status", "nodeInfo", "kubeletVersion"}));
+  return view;
+}
+
 Engines build_engines(const restart::ClusterView& view, const RestartsConfig& config) {
   Engines engines;
   std::set<std::string> revisions;
@@ -190,15 +295,37 @@ Engines build_engines(const restart::ClusterView& view, const RestartsConfig& co
   return engines;
 }
 
-const restart::Desired* DecisionCache::find(const std::string& key) {
+DecisionCache::Key DecisionCache::key_of(const std::string& revision, const std::string& engine_key,
+                                         const rapidjson::Value& pod) {
+  DigestStream digest;
+  digest.write(revision);
+  digest.write(engine_key);
+  rapidjson::Writer<DigestStream> writer(digest);
+  pod.Accept(writer);
+  return digest.finish();
+}
+
+std::size_t DecisionCache::KeyHash::operator()(const Key& k) const {
+  std::size_t h = 0;
+  std::memcpy(&h, k.data(), sizeof(h));  // a digest: any bytes are as good as a hash
+  return h;
+}
+
+const restart::Desired* DecisionCache::find(const Key& key) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return nullptr;
   it->second.used = true;
   return &it->second.desired;
 }
 
-void DecisionCache::put(std::string key, restart::Desired desired) {
-  entries_.insert_or_assign(std::move(key), Entry{std::move(desired), true});
+void DecisionCache::put(const Key& key, restart::Desired desired) {
+  auto it = entries_.find(key);
+  if (it != entries_.end()) {
+    it->second = Entry{std::move(desired), true};
+    return;
+  }
+  if (entries_.size() >= max_entries_) return;
+  entries_.emplace(key, Entry{std::move(desired), true});
 }
 
 void DecisionCache::begin_pass() {
@@ -212,9 +339,9 @@ restart::DesiredFn Engines::desired(DecisionCache* cache) const {
                        const rapidjson::Value& pod) -> std::optional<restart::Desired> {
     auto it = snapshots.find(revision);
     if (it == snapshots.end()) return std::nullopt;
-    std::string key;
+    DecisionCache::Key key{};
     if (cache != nullptr) {
-      key = revision + '\0' + engine_keys.at(revision) + '\0' + api::to_json(pod);
+      key = DecisionCache::key_of(revision, engine_keys.at(revision), pod);
       if (const restart::Desired* known = cache->find(key)) return *known;
     }
     inject::PodRequest request;
@@ -239,7 +366,7 @@ restart::DesiredFn Engines::desired(DecisionCache* cache) const {
         d.why = result.message;
         break;
     }
-    if (cache != nullptr) cache->put(std::move(key), d);
+    if (cache != nullptr) cache->put(key, d);
     return d;
   };
 }
@@ -264,7 +391,11 @@ RestartsReconciler::RestartsReconciler(std::shared_ptr<kube::Client> client, Res
 
 kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
   const SystemTime now = now_();
-  auto loaded = co_await load_cluster_view(client_, config_);
+  api::Result<restart::ClusterView> loaded = api::Error{""};
+  if (config_.cache != nullptr)
+    loaded = cluster_view_from(*config_.cache, config_);
+  else
+    loaded = co_await load_cluster_view(client_, config_);
   if (!loaded) co_return loaded.error();
   restart::ClusterView& view = *loaded;
   Engines engines = build_engines(view, config_);

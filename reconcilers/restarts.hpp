@@ -1,7 +1,8 @@
 // The restarts reconciler (issue 7): restarts, paced and health-gated, the workloads whose
 // pods no longer match what injection would give them.
 //
-// One pass reads the cluster (list calls), builds each revision's injection engine from its
+// One pass reads the cluster (from the operator's informer stores, RestartsCache; else list
+// calls, as `meshop restart` does), builds each revision's injection engine from its
 // ConfigMaps, computes the plan (operator/restart/cluster_plan.hpp) and, when executing:
 //   1. follows the rollouts already started (the workload's pod template records the cause and
 //      kubectl.kubernetes.io/restartedAt): complete, still progressing (counts against the
@@ -24,7 +25,9 @@
 // Thread affinity: the client's executor (the control loop).
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -38,8 +41,26 @@
 #include "operator/metrics/registry.hpp"
 #include "operator/restart/cluster_plan.hpp"
 #include "operator/runtime/controller.hpp"
+#include "operator/runtime/store.hpp"
 
 namespace meshop::reconcilers {
+
+// The informer stores a pass reads instead of listing (`meshop run`). Each must hold every
+// object of its kind cluster-wide (or of the control-plane namespace where said), with apiVersion
+// and kind set, workloads and PDBs whole (restart::project_whole), pods and nodes at least as
+// restart::project_pod / project_node keep them. The stores must outlive the reconciler.
+struct RestartsCache {
+  const runtime::Store* namespaces = nullptr;
+  const runtime::Store* webhook_configurations = nullptr;
+  const runtime::Store* istio_operators = nullptr;
+  // Deployments, StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers, Jobs, CronJobs.
+  std::vector<const runtime::Store*> workloads;
+  const runtime::Store* deployments = nullptr;  // all Deployments (the control planes' among them)
+  const runtime::Store* pods = nullptr;
+  const runtime::Store* pod_disruption_budgets = nullptr;
+  const runtime::Store* config_maps = nullptr;  // of the control-plane namespace
+  const runtime::Store* nodes = nullptr;
+};
 
 struct RestartsConfig {
   std::string control_plane_namespace = "istio-system";
@@ -49,32 +70,49 @@ struct RestartsConfig {
   // `meshop restart run`: a person asked for the restarts, so entries whose policy is DryRun
   // (the operator only reports them) are carried out too. Mode Off still restarts nothing.
   bool run_dry_run_entries = false;
+  // Set: passes read these stores and make no list call (not owned).
+  const RestartsCache* cache = nullptr;
 };
 
 // Lists what a plan needs. Pods, workloads and PDBs of `namespace_filter` only when set.
 kube::Task<api::Result<restart::ClusterView>> load_cluster_view(
     std::shared_ptr<kube::Client> client, RestartsConfig config);
+// The same view from the stores (shared objects, no copies); an error when one is not synced.
+api::Result<restart::ClusterView> cluster_view_from(const RestartsCache& cache,
+                                                    const RestartsConfig& config);
 
 // Engine decisions remembered across passes. What the engine gives a pod template depends only
 // on the revision's engine (its ConfigMaps' fingerprint, the native-sidecar setting and the
 // nodes' kubelet versions) and on the pod built from the template (namespace included), so a
-// pass over an unchanged cluster needs no engine run at all: the key is those inputs, the pod
-// as JSON text. Mark and sweep keeps it bounded by what the cluster holds: begin_pass() drops
-// the entries no lookup used since the previous begin_pass().
+// pass over an unchanged cluster needs no engine run at all. The key is a SHA-256 digest of
+// those inputs (revision, engine key, the pod's canonical JSON written straight into the
+// digest): 32 bytes per entry, whatever the size of the pod. Mark and sweep keeps it bounded by
+// what the cluster holds: begin_pass() drops the entries no lookup used since the previous
+// begin_pass(); beyond `max_entries` new decisions are not remembered (still correct, only
+// recomputed).
 // Not thread-safe: one reconciler's passes, one at a time.
 class DecisionCache {
  public:
-  const restart::Desired* find(const std::string& key);
-  void put(std::string key, restart::Desired desired);
+  using Key = std::array<std::uint8_t, 32>;
+  static Key key_of(const std::string& revision, const std::string& engine_key,
+                    const rapidjson::Value& pod);
+
+  explicit DecisionCache(std::size_t max_entries = 100000) : max_entries_(max_entries) {}
+  const restart::Desired* find(const Key& key);
+  void put(const Key& key, restart::Desired desired);
   void begin_pass();
   std::size_t size() const { return entries_.size(); }
 
  private:
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const;
+  };
   struct Entry {
     restart::Desired desired;
     bool used = true;
   };
-  std::unordered_map<std::string, Entry> entries_;
+  std::size_t max_entries_;
+  std::unordered_map<Key, Entry, KeyHash> entries_;
 };
 
 // Each revision's injection engine, built from the view's ConfigMaps; revisions whose

@@ -6,6 +6,7 @@
 #include "api/json.hpp"
 #include "operator/log/log.hpp"
 #include "operator/restart/planner.hpp"
+#include "operator/runtime/object.hpp"
 
 namespace meshop::reconcilers {
 namespace {
@@ -122,14 +123,23 @@ std::string key_of(const rapidjson::Value& object) {
          api::string_at(object, {"metadata", "name"});
 }
 
-void take_items(rapidjson::Document& list, std::vector<rapidjson::Document>& out) {
+// Compact copies (runtime::compact_object): a default Document holds a 64 KiB pool chunk.
+void take_items(rapidjson::Document& list, restart::ObjectList& out) {
   rapidjson::Value* items = api::find_member(list, "items");
   if (items == nullptr || !items->IsArray()) return;
-  for (rapidjson::Value& item : items->GetArray()) {
-    rapidjson::Document d;
-    d.CopyFrom(item, d.GetAllocator());
-    out.push_back(std::move(d));
-  }
+  out.reserve(out.size() + items->Size());
+  for (rapidjson::Value& item : items->GetArray())
+    if (item.IsObject()) out.push_back(runtime::compact_object(item));
+}
+
+// The objects of `store`, sorted by namespace and name as a LIST answers.
+std::vector<runtime::Object> sorted_list(const runtime::Store& store) {
+  std::vector<runtime::Object> objects = store.list();
+  std::sort(objects.begin(), objects.end(), [](const runtime::Object& a, const runtime::Object& b) {
+    return std::pair(runtime::namespace_of(*a), runtime::name_of(*a)) <
+           std::pair(runtime::namespace_of(*b), runtime::name_of(*b));
+  });
+  return objects;
 }
 
 rapidjson::Value string_array(const std::vector<std::string>& values,
@@ -299,7 +309,44 @@ RevisionsReconciler::RevisionsReconciler(std::shared_ptr<kube::Client> client,
                          "Namespaces whose new pods are injected by each revision.", {"revision"});
 }
 
+api::Result<RevisionsView> revisions_view_from(const RevisionsCache& cache,
+                                               const RevisionsConfig& config) {
+  const std::pair<const char*, const runtime::Store*> stores[] = {
+      {"namespaces", cache.namespaces},
+      {"mutatingwebhookconfigurations", cache.webhook_configurations},
+      {"istiooperators", cache.istio_operators},
+      {"pods", cache.pods},
+  };
+  for (const auto& [name, store] : stores) {
+    if (store == nullptr) return api::Error{std::string("revisions: no informer store of ") + name};
+    if (!store->has_synced())
+      return api::Error{std::string("revisions: the informer of ") + name + " has not synced"};
+  }
+  RevisionsView view;
+  std::set<std::string, std::less<>> names;
+  for (runtime::Object& ns : sorted_list(*cache.namespaces)) {
+    if (!config.namespace_filter.empty() && runtime::name_of(*ns) != config.namespace_filter)
+      continue;
+    names.insert(std::string(runtime::name_of(*ns)));
+    view.namespaces.push_back(std::move(ns));
+  }
+  auto& a = view.webhook_configurations.GetAllocator();
+  for (const runtime::Object& mwc : sorted_list(*cache.webhook_configurations))
+    view.webhook_configurations.PushBack(rapidjson::Value(*mwc, a), a);
+  for (runtime::Object& iop : sorted_list(*cache.istio_operators))
+    if (config.operator_namespace.empty() ||
+        runtime::namespace_of(*iop) == config.operator_namespace)
+      view.istio_operators.push_back(std::move(iop));
+  for (runtime::Object& pod : cache.pods->list())
+    if (config.namespace_filter.empty() || names.count(runtime::namespace_of(*pod)) > 0)
+      view.pods.push_back(std::move(pod));
+  return view;
+}
+
 kube::Task<api::Result<RevisionsView>> RevisionsReconciler::observe() {
+  if (config_.cache != nullptr && config_.namespace_selector.empty() &&
+      config_.webhook_selector.empty())
+    co_return revisions_view_from(*config_.cache, config_);
   RevisionsView view;
   kube::ListOptions ns_options;
   ns_options.label_selector = config_.namespace_selector;
@@ -335,7 +382,7 @@ kube::Task<api::Result<RevisionsView>> RevisionsReconciler::observe() {
   pod_options.metadata_only = true;
   std::vector<std::string> pod_namespaces;
   if (!config_.namespace_filter.empty() || !config_.namespace_selector.empty()) {
-    for (const rapidjson::Document& ns : view.namespaces)
+    for (const rapidjson::Value& ns : view.namespaces)
       pod_namespaces.push_back(api::string_at(ns, {"metadata", "name"}));
   } else {
     pod_namespaces.push_back("");

@@ -1,8 +1,8 @@
 // The revisions reconciler: which control-plane revision serves each namespace, the
 // misconfigurations that make the answer surprising, and what each revision is used by.
 //
-// Observe (list calls): Namespaces, MutatingWebhookConfigurations, IstioOperators, Pods
-// (metadata only).
+// Observe: Namespaces, MutatingWebhookConfigurations, IstioOperators, Pods (metadata suffices),
+// from the operator's informer stores (RevisionsCache: no API read) or by list calls.
 // Compute (pure, below): for each namespace, the webhook entries the apiserver would call for a
 // new pod with no labels of its own (restart::route over restart::injector_entries, so
 // revisions, tags and deactivated configurations count exactly as the apiserver evaluates
@@ -46,11 +46,24 @@
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
 #include "operator/metrics/registry.hpp"
+#include "operator/restart/cluster_plan.hpp"
 #include "operator/restart/webhook_routes.hpp"
 #include "operator/runtime/controller.hpp"
+#include "operator/runtime/store.hpp"
 #include "reconcilers/ownership.hpp"
 
 namespace meshop::reconcilers {
+
+// The informer stores a pass reads instead of listing (`meshop run`): every Namespace,
+// MutatingWebhookConfiguration, IstioOperator and Pod of the cluster (pods at least as
+// restart::project_pod keeps them). Used when the config has no label selector (the filters by
+// name and namespace are applied to the stores' content). Must outlive the reconciler.
+struct RevisionsCache {
+  const runtime::Store* namespaces = nullptr;
+  const runtime::Store* webhook_configurations = nullptr;
+  const runtime::Store* istio_operators = nullptr;
+  const runtime::Store* pods = nullptr;
+};
 
 struct RevisionsConfig {
   // One namespace only ("" = every namespace), like RestartsConfig::namespace_filter.
@@ -62,6 +75,8 @@ struct RevisionsConfig {
   std::string webhook_selector;
   // IstioOperators of this namespace only ("" = every namespace).
   std::string operator_namespace;
+  // Set: passes read these stores (see RevisionsCache; not owned).
+  const RevisionsCache* cache = nullptr;
 };
 
 enum class NamespaceReason {
@@ -122,10 +137,10 @@ struct RevisionUsage {
 
 // Everything a pass reads. `webhook_configurations` is a JSON array.
 struct RevisionsView {
-  std::vector<rapidjson::Document> namespaces;
+  restart::ObjectList namespaces;
   rapidjson::Document webhook_configurations{rapidjson::kArrayType};
-  std::vector<rapidjson::Document> istio_operators;
-  std::vector<rapidjson::Document> pods;  // metadata suffices
+  restart::ObjectList istio_operators;
+  restart::ObjectList pods;  // metadata suffices
 };
 
 struct RevisionsReport {
@@ -138,6 +153,11 @@ struct RevisionsReport {
 };
 
 // revision_of (spec.revision, "default" when empty) is in reconcilers/ownership.hpp.
+
+// The view from the stores (shared objects, no copies; namespace_filter and operator_namespace
+// applied, the selectors ignored); an error when a store is missing or not synced.
+api::Result<RevisionsView> revisions_view_from(const RevisionsCache& cache,
+                                               const RevisionsConfig& config);
 
 // Pure. An error names the configuration whose selector does not parse.
 api::Result<RevisionsReport> evaluate(const RevisionsView& view);

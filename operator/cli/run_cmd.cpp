@@ -3,7 +3,9 @@
 //     ConfigMaps and the webhook Secret of --namespace, the Deployments/DaemonSets meshop
 //     installed (label app.kubernetes.io/managed-by=meshop), and, metadata only, the other
 //     kinds it installs (Services, ServiceAccounts, PDBs, HPAs, RBAC) so their drift is
-//     repaired at once;
+//     repaired at once; every Pod (restart::project_pod: what the planners read) and, with
+//     --restarts, every workload, PodDisruptionBudget and Node, which the revisions and
+//     restarts passes read instead of listing (RevisionsCache, RestartsCache);
 //   - on the elected leader only (--leader-elect), the controllers of reconcilers/: install,
 //     webhooks, certificates, revisions and restarts (--restarts=false turns the last off);
 //   - on every replica, the sidecar-injection webhook (webhook::WebhookServer) with one
@@ -44,6 +46,7 @@
 #include "operator/log/log.hpp"
 #include "operator/manifest/installed_kinds.hpp"
 #include "operator/metrics/registry.hpp"
+#include "operator/restart/projection.hpp"
 #include "operator/runtime/clock.hpp"
 #include "operator/runtime/controller.hpp"
 #include "operator/runtime/enqueue.hpp"
@@ -94,15 +97,25 @@ runtime::StoreHandlers enqueue_all(runtime::WorkQueue& queue) {
 struct Watched {
   Watched(const std::string& name, const std::shared_ptr<kube::Client>& client,
           runtime::Clock& clock, const kube::ResourceType& type, std::string ns,
-          runtime::KubeListWatchOptions options)
+          runtime::KubeListWatchOptions options,
+          runtime::Projection projection = runtime::strip_managed_fields,
+          runtime::Informer::Options informer_options = {})
       : type(type),
         source(client, type, std::move(ns), std::move(options)),
-        informer(name, client->get_executor(), clock, source, store) {}
+        store(std::move(projection)),
+        informer(name, client->get_executor(), clock, source, store, std::move(informer_options)) {}
   kube::ResourceType type;
   runtime::KubeListWatch source;
-  runtime::Store store{runtime::strip_managed_fields};
+  runtime::Store store;
   runtime::Informer informer;
 };
+
+// Kept whole (less managedFields) with apiVersion and kind set, as the restart plan reads them.
+runtime::Projection whole(const kube::ResourceType& type) {
+  return [api_version = type.api_version(), kind = type.kind](rapidjson::Document& o) {
+    restart::project_whole(o, api_version, kind);
+  };
+}
 
 std::string secret_value(const rapidjson::Value& secret, const char* key) {
   std::string encoded = api::string_at(secret, {"data", key});
@@ -188,6 +201,37 @@ int run_operator(const RunOptions& opts, Context& ctx) {
         std::make_unique<Watched>(type.resource, client, clock, type, "", managed_metadata));
   }
 
+  // What the revisions and restarts passes read instead of listing (issue 13): every Pod as
+  // restart::project_pod keeps it and, for restarts, every workload, PDB and Node. First lists
+  // are quorum reads in pages of 500 (Informer::Options): an rv=0 answer comes in one body,
+  // hundreds of MB at 100k pods.
+  runtime::Informer::Options paged;
+  paged.initial_list_resource_version = "";
+  Watched pods("pods", client, clock, kube::resources::kPods, "", {}, restart::project_pod, paged);
+  std::vector<std::unique_ptr<Watched>> planned;  // the restart plan's workloads, PDBs, Nodes
+  reconcilers::RestartsCache restarts_cache;
+  if (opts.restarts) {
+    auto watch = [&](const kube::ResourceType& type, runtime::Projection projection) {
+      planned.push_back(std::make_unique<Watched>(type.resource + "-all", client, clock, type, "",
+                                                  runtime::KubeListWatchOptions{},
+                                                  std::move(projection), paged));
+      return &planned.back()->store;
+    };
+    using namespace kube::resources;
+    for (const kube::ResourceType* t : {&kDeployments, &kStatefulSets, &kDaemonSets, &kReplicaSets,
+                                        &kReplicationControllers, &kJobs, &kCronJobs})
+      restarts_cache.workloads.push_back(watch(*t, whole(*t)));
+    restarts_cache.deployments = restarts_cache.workloads.front();
+    restarts_cache.pod_disruption_budgets =
+        watch(kPodDisruptionBudgets, whole(kPodDisruptionBudgets));
+    restarts_cache.nodes = watch(kNodes, restart::project_node);
+    restarts_cache.namespaces = &namespaces.store;
+    restarts_cache.webhook_configurations = &webhooks.store;
+    restarts_cache.istio_operators = &iops.store;
+    restarts_cache.pods = &pods.store;
+    restarts_cache.config_maps = &configmaps.store;
+  }
+
   // --- the webhook (every replica) ------------------------------------------------------
   webhook::RevisionStore revisions_store;
   webhook::Engine engine = webhook::default_engine();
@@ -261,11 +305,16 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   wc.secret_namespace = opts.ns;
   reconcilers::WebhooksReconciler webhooks_reconciler(client, wc, &registry, events);
 
-  reconcilers::RevisionsReconciler revisions(client, {}, &registry, events);
+  reconcilers::RevisionsCache revisions_cache{&namespaces.store, &webhooks.store, &iops.store,
+                                              &pods.store};
+  reconcilers::RevisionsConfig rvc;
+  rvc.cache = &revisions_cache;
+  reconcilers::RevisionsReconciler revisions(client, rvc, &registry, events);
 
   reconcilers::RestartsConfig rc;
   rc.control_plane_namespace = opts.ns;
   rc.native_sidecars = defaults.native_sidecars;
+  rc.cache = &restarts_cache;
   reconcilers::RestartsReconciler restarts(client, rc, &registry, events);
 
   auto executor = client->get_executor();
@@ -346,7 +395,10 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   runtime::Manager manager(control, clock, runtime_metrics, mo);
   runtime::KubeLeaseLock lease(client, opts.ns, opts.lease_name);
   if (opts.leader_elect) manager.set_lease_lock(lease);
-  for (auto* w : {&iops, &namespaces, &webhooks, &configmaps, &secrets, &deployments, &daemonsets})
+  for (auto* w :
+       {&iops, &namespaces, &webhooks, &configmaps, &secrets, &deployments, &daemonsets, &pods})
+    manager.add_informer(w->informer);
+  for (auto& w : planned)
     manager.add_informer(w->informer);
   for (auto& w : drift)
     manager.add_informer(w->informer);

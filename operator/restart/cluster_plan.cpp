@@ -31,11 +31,26 @@ const rapidjson::Value* controller_owner(const rapidjson::Value& o) {
   return nullptr;
 }
 
+// metadata.name without a copy ("" when absent).
+std::string_view name_of(const rapidjson::Value& o) {
+  const rapidjson::Value* meta = api::find_member(o, "metadata");
+  const rapidjson::Value* name = meta != nullptr ? api::find_member(*meta, "name") : nullptr;
+  return name != nullptr && name->IsString() ? api::string_view_of(*name) : std::string_view();
+}
+
 std::string key_of(std::string_view kind, std::string_view ns, std::string_view name) {
   return std::string(kind) + "/" + std::string(ns) + "/" + std::string(name);
 }
 
 }  // namespace
+
+rapidjson::Document& ObjectList::edit(std::size_t i) {
+  auto copy = std::make_shared<rapidjson::Document>();
+  copy->CopyFrom(*items_[i], copy->GetAllocator());
+  rapidjson::Document& out = *copy;
+  items_[i] = std::move(copy);
+  return out;
+}
 
 std::string_view action_name(Action a) {
   switch (a) {
@@ -150,6 +165,12 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
                    api::string_at(*top, {"metadata", "name"}))]
         .push_back(&p);
   }
+  // The first differing pod names the reason: by pod name, whatever order the view has (a
+  // LIST answers in name order, a store in none).
+  for (auto& [key, pods] : pods_of)
+    std::sort(pods.begin(), pods.end(), [](const rapidjson::Value* a, const rapidjson::Value* b) {
+      return name_of(*a) < name_of(*b);
+    });
 
   for (const rapidjson::Value* w : targets) {
     std::string ns = api::string_at(*w, {"metadata", "namespace"});

@@ -12,6 +12,9 @@
 // revision → the default policy (DryRun).
 #pragma once
 
+#include <cstddef>
+#include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,22 +26,76 @@
 
 namespace meshop::restart {
 
+// The objects of one kind in a view: shared immutable documents (the same type as
+// runtime::Object), so a view taken from informer stores shares their objects instead of
+// copying them. Iterating yields `const rapidjson::Document&`.
+class ObjectList {
+ public:
+  using Item = std::shared_ptr<const rapidjson::Document>;
+
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = rapidjson::Document;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const rapidjson::Document*;
+    using reference = const rapidjson::Document&;
+    const_iterator() = default;
+    explicit const_iterator(std::vector<Item>::const_iterator it) : it_(it) {}
+    reference operator*() const { return **it_; }
+    pointer operator->() const { return it_->get(); }
+    const_iterator& operator++() {
+      ++it_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator old = *this;
+      ++it_;
+      return old;
+    }
+    bool operator==(const const_iterator& o) const { return it_ == o.it_; }
+    bool operator!=(const const_iterator& o) const { return it_ != o.it_; }
+
+   private:
+    std::vector<Item>::const_iterator it_{};
+  };
+
+  void push_back(rapidjson::Document object) {
+    items_.push_back(std::make_shared<const rapidjson::Document>(std::move(object)));
+  }
+  void push_back(Item object) { items_.push_back(std::move(object)); }
+  void reserve(std::size_t n) { items_.reserve(n); }
+  void clear() { items_.clear(); }
+  std::size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  const rapidjson::Document& operator[](std::size_t i) const { return *items_[i]; }
+  const_iterator begin() const { return const_iterator(items_.begin()); }
+  const_iterator end() const { return const_iterator(items_.end()); }
+  // A private copy of item `i`, to change (tests): others sharing the old one do not see it.
+  rapidjson::Document& edit(std::size_t i);
+
+ private:
+  std::vector<Item> items_;
+};
+
 struct ClusterView {
-  std::vector<rapidjson::Document> namespaces;
-  std::vector<rapidjson::Document> webhook_configurations;
-  std::vector<rapidjson::Document> istio_operators;
+  ObjectList namespaces;
+  ObjectList webhook_configurations;
+  ObjectList istio_operators;
   // Deployments, StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers, Jobs,
   // CronJobs (each with its kind set).
-  std::vector<rapidjson::Document> workloads;
-  std::vector<rapidjson::Document> pods;
-  std::vector<rapidjson::Document> pod_disruption_budgets;
+  ObjectList workloads;
+  // Whole pods, or pods as restart::project_pod keeps them (projection.hpp): the plan is the
+  // same. Any order: the plan looks at each workload's pods by name.
+  ObjectList pods;
+  ObjectList pod_disruption_budgets;
   // Deployments of the control planes (istiod[-<rev>]) to tell whether a revision is healthy;
   // may overlap with `workloads`.
-  std::vector<rapidjson::Document> control_plane_deployments;
+  ObjectList control_plane_deployments;
   // ConfigMaps of the control-plane namespace (istio-sidecar-injector[-<rev>], istio[-<rev>])
   // and the nodes' kubelet versions: what the injection engines of the revisions are built
   // from. Not read by plan_cluster itself.
-  std::vector<rapidjson::Document> config_maps;
+  ObjectList config_maps;
   std::vector<std::string> kubelet_versions;
 };
 

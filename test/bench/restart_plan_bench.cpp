@@ -54,13 +54,13 @@ std::unique_ptr<Cluster> make_cluster(int namespaces) {
   auto c = std::make_unique<Cluster>();
   restart::ClusterView& v = c->view;
   inject::SnapshotSources sources = inject::builtin_sources();
-  v.config_maps.push_back(parse(api::to_json(parse(
-      R"({"metadata":{"name":"istio-sidecar-injector","namespace":"istio-system"},"data":{}})"))));
   {
-    rapidjson::Document& cm = v.config_maps.back();
+    rapidjson::Document cm = parse(api::to_json(parse(
+        R"({"metadata":{"name":"istio-sidecar-injector","namespace":"istio-system"},"data":{}})")));
     auto& a = cm.GetAllocator();
     cm["data"].AddMember("config", rapidjson::Value(sources.config.c_str(), a), a);
     cm["data"].AddMember("values", rapidjson::Value(sources.values.c_str(), a), a);
+    v.config_maps.push_back(std::move(cm));
   }
   auto iop = parse(R"({"apiVersion":"install.istio.io/v1alpha1","kind":"IstioOperator",
       "metadata":{"name":"default","namespace":"istio-system"},"spec":{"profile":"minimal"}})");

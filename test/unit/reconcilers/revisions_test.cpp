@@ -337,5 +337,53 @@ TEST_F(Revisions, SelectorThatDoesNotParseIsAnErrorNamingTheConfiguration) {
   EXPECT_NE(report.message().find("broken"), std::string::npos) << report.message();
 }
 
+// The view a pass takes from the informer stores (meshop run) evaluates as the listed one, with
+// the filters by name and namespace applied to the stores' content.
+TEST_F(Revisions, ViewFromStoresIsTheListedView) {
+  runtime::Store namespaces, webhooks, iops, pods;
+  RevisionsCache cache{&namespaces, &webhooks, &iops, &pods};
+  RevisionsConfig config;
+  auto unsynced = revisions_view_from(cache, config);
+  ASSERT_FALSE(unsynced.ok());
+  EXPECT_NE(unsynced.message().find("has not synced"), std::string::npos);
+
+  std::vector<rapidjson::Document> ns_docs, iop_docs, pod_docs, mwc_docs;
+  ns_docs.push_back(parse(ns_json("zeta", R"({"istio.io/rev":"canary"})")));
+  ns_docs.push_back(parse(ns_json("legacy", R"({"istio-injection":"enabled"})")));
+  iop_docs.push_back(parse(iop_json("istio-system", "main", "")));
+  iop_docs.push_back(parse(iop_json("other", "canary", "canary")));
+  pod_docs.push_back(parse(pod_json("zeta", "a", "canary")));
+  pod_docs.push_back(parse(pod_json("legacy", "b", "default")));
+  pod_docs.push_back(parse(pod_json("legacy", "c", "default")));
+  for (const rapidjson::Value* c : {&canary_, &default_})
+    mwc_docs.emplace_back().CopyFrom(*c, mwc_docs.back().GetAllocator());
+  namespaces.replace(std::move(ns_docs));
+  iops.replace(std::move(iop_docs));
+  pods.replace(std::move(pod_docs));
+  webhooks.replace(std::move(mwc_docs));
+
+  auto view = revisions_view_from(cache, config);
+  ASSERT_TRUE(view.ok()) << view.message();
+  ASSERT_EQ(view->webhook_configurations.Size(), 2u);
+  EXPECT_EQ(api::string_at(view->webhook_configurations[0], {"metadata", "name"}),
+            "istio-sidecar-injector")
+      << "by name, as a LIST answers";
+  auto report = evaluate(*view);
+  ASSERT_TRUE(report.ok()) << report.message();
+  EXPECT_EQ(report->revisions.at("canary").pods, 1);
+  EXPECT_EQ(report->revisions.at("default").pods, 2);
+  EXPECT_EQ(report->revisions.at("default").namespaces, Strings{"legacy"});
+  EXPECT_EQ(report->owners.size(), 2u);
+
+  config.namespace_filter = "legacy";
+  config.operator_namespace = "istio-system";
+  view = revisions_view_from(cache, config);
+  ASSERT_TRUE(view.ok()) << view.message();
+  EXPECT_EQ(view->namespaces.size(), 1u);
+  EXPECT_EQ(view->pods.size(), 2u);
+  ASSERT_EQ(view->istio_operators.size(), 1u);
+  EXPECT_EQ(runtime::name_of(view->istio_operators[0]), "main");
+}
+
 }  // namespace
 }  // namespace meshop::reconcilers

@@ -120,16 +120,17 @@ TEST_F(ClusterPlan, GatesDeferRestarts) {
   EXPECT_NE(plan.at("ns-a/guarded").why.find("guarded-pdb"), std::string::npos);
 
   view_.pod_disruption_budgets.clear();
-  view_.istio_operators[1]["status"]["status"].SetString("RECONCILING");
+  view_.istio_operators.edit(1)["status"]["status"].SetString("RECONCILING");
   plan = run();
   EXPECT_EQ(plan.at("ns-a/guarded").action, Action::kDeferred);
   EXPECT_NE(plan.at("ns-a/guarded").why.find("RECONCILING"), std::string::npos);
 
-  view_.istio_operators[1]["status"]["status"].SetString("HEALTHY");
-  auto& spec = view_.istio_operators[1]["spec"];
+  rapidjson::Document& canary = view_.istio_operators.edit(1);
+  canary["status"]["status"].SetString("HEALTHY");
+  auto& spec = canary["spec"];
   rapidjson::Document window =
       parse(R"({"mode":"Auto","maintenanceWindow":{"start":"02:00","end":"03:00"}})");
-  spec["restarts"].CopyFrom(window, view_.istio_operators[1].GetAllocator());
+  spec["restarts"].CopyFrom(window, canary.GetAllocator());
   std::tm tm{};
   tm.tm_year = 126;
   tm.tm_mon = 10;
@@ -158,11 +159,11 @@ TEST_F(ClusterPlan, ControlPlaneWithoutStatusIsJudgedByItsDeployment) {
 
 TEST_F(ClusterPlan, AlreadyRestartedForTheSameCauseIsInProgress) {
   add_deployment("ns-a", "web", {"default"});
-  auto& tmpl_meta = view_.workloads[0]["spec"]["template"]["metadata"];
+  rapidjson::Document& web = view_.workloads.edit(0);
+  auto& tmpl_meta = web["spec"]["template"]["metadata"];
   rapidjson::Document ann = parse(R"({"meshop.io/restart-cause":"RevisionChanged/canary"})");
-  tmpl_meta.AddMember("annotations",
-                      rapidjson::Value().CopyFrom(ann, view_.workloads[0].GetAllocator()),
-                      view_.workloads[0].GetAllocator());
+  tmpl_meta.AddMember("annotations", rapidjson::Value().CopyFrom(ann, web.GetAllocator()),
+                      web.GetAllocator());
   auto plan = run();
   EXPECT_EQ(plan.at("ns-a/web").action, Action::kInProgress);
 }
@@ -180,8 +181,8 @@ TEST_F(ClusterPlan, JobsAndBarePodsAreManualAndInvalidPolicyBlocks) {
 
   add_deployment("ns-a", "web", {"default"});
   rapidjson::Document bad = parse(R"({"mode":"Sometimes"})");
-  view_.istio_operators[1]["spec"]["restarts"].CopyFrom(bad,
-                                                        view_.istio_operators[1].GetAllocator());
+  rapidjson::Document& canary = view_.istio_operators.edit(1);
+  canary["spec"]["restarts"].CopyFrom(bad, canary.GetAllocator());
   plan = run();
   EXPECT_EQ(plan.at("ns-a/web").action, Action::kBlocked);
   EXPECT_NE(plan.at("ns-a/web").why.find("spec.restarts.mode"), std::string::npos);

@@ -1,0 +1,136 @@
+#include "operator/restart/projection.hpp"
+
+#include <initializer_list>
+
+#include "api/json.hpp"
+
+namespace meshop::restart {
+namespace {
+
+using Allocator = rapidjson::Document::AllocatorType;
+
+void set_type(rapidjson::Document& o, std::string_view api_version, std::string_view kind) {
+  auto& a = o.GetAllocator();
+  if (!o.HasMember("apiVersion")) o.AddMember("apiVersion", api::make_string(api_version, a), a);
+  if (!o.HasMember("kind")) o.AddMember("kind", api::make_string(kind, a), a);
+}
+
+void strip_metadata(rapidjson::Value& meta) {
+  meta.RemoveMember("managedFields");
+  rapidjson::Value* ann = api::find_member(meta, "annotations");
+  if (ann != nullptr && ann->IsObject())
+    ann->RemoveMember("kubectl.kubernetes.io/last-applied-configuration");
+}
+
+// A copy of the members `names` of `from` (those present), in that order.
+rapidjson::Value pick(const rapidjson::Value& from, std::initializer_list<std::string_view> names,
+                      Allocator& a) {
+  rapidjson::Value out(rapidjson::kObjectType);
+  for (std::string_view n : names) {
+    const rapidjson::Value* v = api::find_member(from, n);
+    if (v != nullptr) out.AddMember(api::make_string(n, a), rapidjson::Value(*v, a), a);
+  }
+  return out;
+}
+
+bool has_controller(const rapidjson::Value& meta) {
+  const rapidjson::Value* refs = api::find_member(meta, "ownerReferences");
+  if (refs == nullptr || !refs->IsArray()) return false;
+  for (const rapidjson::Value& r : refs->GetArray()) {
+    const rapidjson::Value* c = api::find_member(r, "controller");
+    if (c != nullptr && c->IsBool() && c->GetBool()) return true;
+  }
+  return false;
+}
+
+// [{name, image}] of a container list.
+rapidjson::Value names_and_images(const rapidjson::Value& containers, Allocator& a) {
+  rapidjson::Value out(rapidjson::kArrayType);
+  for (const rapidjson::Value& c : containers.GetArray())
+    out.PushBack(pick(c, {"name", "image"}, a), a);
+  return out;
+}
+
+}  // namespace
+
+void project_whole(rapidjson::Document& object, std::string_view api_version,
+                   std::string_view kind) {
+  if (!object.IsObject()) return;
+  if (rapidjson::Value* meta = api::find_member(object, "metadata");
+      meta != nullptr && meta->IsObject())
+    strip_metadata(*meta);
+  set_type(object, api_version, kind);
+}
+
+void project_pod(rapidjson::Document& pod) {
+  if (!pod.IsObject()) return;
+  const rapidjson::Value* meta = api::find_member(pod, "metadata");
+  if (meta == nullptr || !meta->IsObject() || !has_controller(*meta)) {
+    project_whole(pod, "v1", "Pod");  // its own workload: the engine reads all of it
+    return;
+  }
+  rapidjson::Document out(rapidjson::kObjectType);
+  auto& a = out.GetAllocator();
+  out.AddMember("apiVersion", "v1", a);
+  out.AddMember("kind", "Pod", a);
+  rapidjson::Value m = pick(*meta,
+                            {"name", "namespace", "uid", "resourceVersion", "creationTimestamp",
+                             "deletionTimestamp", "labels"},
+                            a);
+  if (const rapidjson::Value* refs = api::find_member(*meta, "ownerReferences");
+      refs != nullptr && refs->IsArray()) {
+    rapidjson::Value kept(rapidjson::kArrayType);
+    for (const rapidjson::Value& r : refs->GetArray())
+      kept.PushBack(pick(r, {"apiVersion", "kind", "name", "uid", "controller"}, a), a);
+    m.AddMember("ownerReferences", kept, a);
+  }
+  if (const rapidjson::Value* ann = api::find_member(*meta, "annotations");
+      ann != nullptr && ann->IsObject()) {
+    rapidjson::Value kept =
+        pick(*ann, {"sidecar.istio.io/status", "meshop.io/injector-fingerprint"}, a);
+    if (kept.MemberCount() > 0) m.AddMember("annotations", kept, a);
+  }
+  out.AddMember("metadata", m, a);
+  if (const rapidjson::Value* spec = api::find_member(pod, "spec");
+      spec != nullptr && spec->IsObject()) {
+    rapidjson::Value s(rapidjson::kObjectType);
+    for (const char* list : {"initContainers", "containers"}) {
+      const rapidjson::Value* cs = api::find_member(*spec, list);
+      if (cs != nullptr && cs->IsArray())
+        s.AddMember(rapidjson::StringRef(list), names_and_images(*cs, a), a);
+    }
+    out.AddMember("spec", s, a);
+  }
+  if (const rapidjson::Value* conds = api::find(pod, "/status/conditions");
+      conds != nullptr && conds->IsArray()) {
+    rapidjson::Value kept(rapidjson::kArrayType);
+    for (const rapidjson::Value& c : conds->GetArray())
+      if (api::string_at(c, {"type"}) == "Ready") kept.PushBack(pick(c, {"type", "status"}, a), a);
+    rapidjson::Value status(rapidjson::kObjectType);
+    status.AddMember("conditions", kept, a);
+    out.AddMember("status", status, a);
+  }
+  pod.Swap(out);
+}
+
+void project_node(rapidjson::Document& node) {
+  if (!node.IsObject()) return;
+  rapidjson::Document out(rapidjson::kObjectType);
+  auto& a = out.GetAllocator();
+  out.AddMember("apiVersion", "v1", a);
+  out.AddMember("kind", "Node", a);
+  if (const rapidjson::Value* meta = api::find_member(node, "metadata");
+      meta != nullptr && meta->IsObject())
+    out.AddMember("metadata", pick(*meta, {"name", "uid", "resourceVersion"}, a), a);
+  if (const rapidjson::Value* v = api::find(node, "/status/nodeInfo/kubeletVersion");
+      v != nullptr) {
+    rapidjson::Value info(rapidjson::kObjectType);
+    info.AddMember("kubeletVersion", rapidjson::Value(*v, a), a);
+    rapidjson::Value status(rapidjson::kObjectType);
+    status.AddMember("nodeInfo", info, a);
+    out.AddMember("status", status, a);
+  }
+  node.Swap(out);
+}
+
+}  // namespace meshop::restart

@@ -1,0 +1,202 @@
+// What the Pod store keeps (projection.hpp): a plan over projected pods is the plan over the
+// whole pods, for every verdict the planner can reach; and what is dropped is really dropped.
+#include "operator/restart/projection.hpp"
+
+#include <gtest/gtest.h>
+
+#include "api/json.hpp"
+#include "operator/restart/cluster_plan.hpp"
+#include "test/unit/restart/fixtures.hpp"
+
+namespace meshop::restart {
+namespace {
+
+// A pod as the API returns it: `pod()` of the fixtures with what a real one carries besides.
+rapidjson::Document api_pod(const std::string& json, const std::string& ns, const std::string& uid,
+                            const std::string& owner_uid, const std::string& extra_meta = "") {
+  rapidjson::Document d = parse(json);
+  auto& a = d.GetAllocator();
+  d.AddMember("kind", "Pod", a);  // as load_cluster_view sets it on listed items
+  rapidjson::Value& meta = d["metadata"];
+  std::string owner = owner_uid.empty()
+                          ? std::string("[]")
+                          : R"([{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":")" +
+                                owner_uid + R"(","controller":true,"blockOwnerDeletion":true}])";
+  rapidjson::Document more = parse(
+      R"({"namespace":")" + ns + R"(","uid":")" + uid +
+      R"(","resourceVersion":"7","creationTimestamp":"2026-12-01T10:00:00Z",
+      "labels":{"app":"web","pod-template-hash":"abc"},"ownerReferences":)" +
+      owner + R"(,"managedFields":[{"manager":"kube-controller-manager"}])" + extra_meta + "}");
+  for (auto& m : more.GetObject())
+    meta.AddMember(rapidjson::Value(m.name, a), rapidjson::Value(m.value, a), a);
+  if (!meta.HasMember("annotations"))
+    meta.AddMember("annotations", rapidjson::Value(rapidjson::kObjectType), a);
+  meta["annotations"].AddMember("prometheus.io/scrape", "true", a);
+  meta["annotations"].AddMember("kubectl.kubernetes.io/default-container", "app", a);
+  rapidjson::Value& spec = d["spec"];
+  spec.AddMember("nodeName", "kwok-node-0", a);
+  spec.AddMember("volumes", rapidjson::Value(parse(R"([{"name":"v","emptyDir":{}}])"), a), a);
+  for (auto& c : spec["containers"].GetArray())
+    c.AddMember("env", rapidjson::Value(parse(R"([{"name":"A","value":"b"}])"), a), a);
+  d.AddMember("status",
+              rapidjson::Value(parse(R"({"phase":"Running","podIP":"10.0.0.1",
+      "conditions":[{"type":"Initialized","status":"True"},{"type":"Ready","status":"True",
+      "lastTransitionTime":"2026-12-01T10:00:01Z"}]})"),
+                               a),
+              a);
+  return d;
+}
+
+TEST(ProjectPod, KeepsWhatThePlannersReadAndDropsTheRest) {
+  rapidjson::Document p = api_pod(pod("web-1", "canary", "hub/proxyv2:1.1", "fp1"), "ns-a", "u1",
+                                  "rs-1", R"(,"deletionTimestamp":"2026-12-01T11:00:00Z")");
+  PodState before = observe_pod(p);
+  project_pod(p);
+  EXPECT_EQ(api::string_at(p, {"kind"}), "Pod");
+  EXPECT_EQ(api::string_at(p, {"apiVersion"}), "v1");
+  for (const char* kept :
+       {"/metadata/name", "/metadata/namespace", "/metadata/uid", "/metadata/resourceVersion",
+        "/metadata/creationTimestamp", "/metadata/deletionTimestamp", "/metadata/labels/app",
+        "/metadata/ownerReferences/0/uid", "/metadata/ownerReferences/0/controller",
+        "/spec/containers/1/image", "/status/conditions/0/status"})
+    EXPECT_NE(api::find(p, kept), nullptr) << kept;
+  for (const char* dropped :
+       {"/metadata/managedFields", "/metadata/annotations/prometheus.io~1scrape",
+        "/metadata/ownerReferences/0/blockOwnerDeletion", "/spec/nodeName", "/spec/volumes",
+        "/spec/containers/0/env", "/status/phase", "/status/podIP", "/status/conditions/1",
+        "/status/conditions/0/lastTransitionTime"})
+    EXPECT_EQ(api::find(p, dropped), nullptr) << dropped;
+  EXPECT_EQ(api::string_at(*api::find(p, "/status/conditions/0"), {"type"}), "Ready");
+  PodState after = observe_pod(p);
+  EXPECT_EQ(after.injected, before.injected);
+  EXPECT_EQ(after.revision, "canary");
+  EXPECT_EQ(after.proxy_image, "hub/proxyv2:1.1");
+  EXPECT_EQ(after.fingerprint, "fp1");
+}
+
+TEST(ProjectPod, PodsNoControllerOwnsStayWhole) {
+  rapidjson::Document p = api_pod(pod("bare", ""), "ns-b", "u2", "");
+  project_pod(p);
+  EXPECT_EQ(api::string_at(p, {"kind"}), "Pod");
+  EXPECT_EQ(api::find(p, "/metadata/managedFields"), nullptr);
+  EXPECT_NE(api::find(p, "/spec/volumes"), nullptr) << "the engine decides on the whole pod";
+  EXPECT_NE(api::find(p, "/spec/containers/0/env"), nullptr);
+  EXPECT_NE(api::find(p, "/metadata/annotations/prometheus.io~1scrape"), nullptr);
+}
+
+TEST(ProjectNode, KeepsTheKubeletVersion) {
+  rapidjson::Document n = parse(R"({"metadata":{"name":"n1","uid":"x","resourceVersion":"3",
+      "labels":{"a":"b"}},"spec":{"podCIDR":"10.0.0.0/24"},"status":{"nodeInfo":{
+      "kubeletVersion":"v1.36.3","osImage":"kwok"},"capacity":{"pods":"110"}}})");
+  project_node(n);
+  EXPECT_EQ(
+      api::to_json(n),
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","uid":"x","resourceVersion":"3"},)"
+      R"("status":{"nodeInfo":{"kubeletVersion":"v1.36.3"}}})");
+}
+
+// Each verdict: up to date, revision changed, proxy image changed, template changed, injection
+// enabled (the pod has no sidecar), a terminating pod, a bare pod and a Job's pod.
+TEST(ProjectPod, PlanOverProjectedPodsIsThePlanOverWholePods) {
+  auto build = [](bool projected) {
+    ClusterView view;
+    view.webhook_configurations.push_back(
+        parse(configuration("istio-sidecar-injector", "default", "default", true)));
+    view.webhook_configurations.push_back(
+        parse(configuration("istio-sidecar-injector-canary", "canary", "canary", false)));
+    view.namespaces.push_back(
+        parse(R"({"metadata":{"name":"ns-a","labels":{"istio.io/rev":"canary"}}})"));
+    view.namespaces.push_back(
+        parse(R"({"metadata":{"name":"ns-b","labels":{"istio-injection":"enabled"}}})"));
+    view.istio_operators.push_back(parse(
+        R"({"metadata":{"namespace":"istio-system","name":"canary-iop"},"spec":{"revision":"canary",
+        "restarts":{"mode":"Auto","includeTemplateChanges":true}},"status":{"status":"HEALTHY"}})"));
+    view.istio_operators.push_back(parse(
+        R"({"metadata":{"namespace":"istio-system","name":"default-iop"},"spec":{},"status":{"status":"HEALTHY"}})"));
+    struct W {
+      std::string ns, name;
+      std::vector<std::string> pods;  // fixture pods
+    };
+    std::vector<W> workloads = {
+        {"ns-a",
+         "same",
+         {pod("same-b", "canary", "hub/proxyv2:1.1", "fp-canary"),
+          pod("same-a", "canary", "hub/proxyv2:1.1", "fp-canary")}},
+        {"ns-a",
+         "moved",
+         {pod("moved-b", "canary", "hub/proxyv2:1.1", "fp-canary"),
+          pod("moved-a", "default", "hub/proxyv2:1.0", "fp-default")}},
+        {"ns-a", "image", {pod("image-a", "canary", "hub/proxyv2:0.9", "fp-canary")}},
+        {"ns-a", "template", {pod("template-a", "canary", "hub/proxyv2:1.1", "fp-old")}},
+        {"ns-b", "fresh", {pod("fresh-a", ""), pod("fresh-b", "")}},
+    };
+    int uid = 0;
+    for (const W& w : workloads) {
+      std::string d = deployment("Deployment", w.ns);
+      d.replace(d.find(R"("name":"w")"), 10, R"("name":")" + w.name + R"(")");
+      rapidjson::Document dep = parse(d);
+      auto& a = dep.GetAllocator();
+      dep["metadata"].AddMember("uid", api::make_string(w.name, a), a);
+      view.workloads.push_back(std::move(dep));
+      rapidjson::Document rs = parse(R"({"kind":"ReplicaSet","metadata":{"name":")" + w.name +
+                                     R"(-rs","namespace":")" + w.ns + R"(","uid":")" + w.name +
+                                     R"(-rs","ownerReferences":[{"kind":"Deployment","uid":")" +
+                                     w.name + R"(","controller":true}]},"spec":{}})");
+      view.workloads.push_back(std::move(rs));
+      for (const std::string& p : w.pods)
+        view.pods.push_back(api_pod(p, w.ns, "p" + std::to_string(++uid), w.name + "-rs"));
+    }
+    view.pods.push_back(api_pod(pod("bare", "default", "hub/proxyv2:1.0"), "ns-b", "bare", ""));
+    if (projected) {
+      ClusterView out;
+      out.webhook_configurations = view.webhook_configurations;
+      out.namespaces = view.namespaces;
+      out.istio_operators = view.istio_operators;
+      out.workloads = view.workloads;
+      for (const rapidjson::Value& p : view.pods) {
+        rapidjson::Document copy;
+        copy.CopyFrom(p, copy.GetAllocator());
+        project_pod(copy);
+        out.pods.push_back(std::move(copy));
+      }
+      return out;
+    }
+    return view;
+  };
+  DesiredFn desired = [](const std::string& revision,
+                         const rapidjson::Value&) -> std::optional<Desired> {
+    Desired d;
+    d.inject = true;
+    d.revision = revision;
+    d.proxy_image = revision == "canary" ? "hub/proxyv2:1.1" : "hub/proxyv2:1.0";
+    d.fingerprint = "fp-" + revision;
+    return d;
+  };
+  SystemTime now = std::chrono::system_clock::now();
+  std::vector<PlanEntry> whole = plan_cluster(build(false), desired, now);
+  std::vector<PlanEntry> projected = plan_cluster(build(true), desired, now);
+  ASSERT_EQ(whole.size(), 6u);
+  ASSERT_EQ(projected.size(), whole.size());
+  std::set<std::string> reasons;
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    const PlanEntry& w = whole[i];
+    const PlanEntry& p = projected[i];
+    SCOPED_TRACE(w.plan.ns + "/" + w.plan.name);
+    EXPECT_EQ(p.plan.kind, w.plan.kind);
+    EXPECT_EQ(p.plan.name, w.plan.name);
+    EXPECT_EQ(p.plan.verdict, w.plan.verdict);
+    EXPECT_EQ(p.plan.reason, w.plan.reason);
+    EXPECT_EQ(p.plan.detail, w.plan.detail);
+    EXPECT_EQ(p.plan.current_revision, w.plan.current_revision);
+    EXPECT_EQ(p.action, w.action);
+    EXPECT_EQ(p.why, w.why);
+    EXPECT_EQ(p.cause, w.cause);
+    if (w.plan.reason) reasons.insert(std::string(reason_name(*w.plan.reason)));
+  }
+  // The fixture reaches what it claims to (else the comparison proves little).
+  EXPECT_EQ(reasons, (std::set<std::string>{"InjectionEnabled", "ProxyImageChanged",
+                                            "RevisionChanged", "TemplateChanged"}));
+}
+
+}  // namespace
+}  // namespace meshop::restart
