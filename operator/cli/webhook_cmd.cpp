@@ -3,7 +3,7 @@
 //   meshop webhook --cert tls.crt --key tls.key [--config-dir DIR] [--addr 127.0.0.1:15017]
 //                  [--revision default] [--metrics-addr 127.0.0.1:15014] [--threads N]
 //                  [--kubeconfig K [--context C] --namespace istio-system]
-//                  [--native-sidecars auto|true|false]
+//                  [--native-sidecars auto|true|false] [--memoize-entries N]
 //
 // Where the injector configuration comes from (exactly one):
 //   --config-dir DIR   files config, values[, mesh] (as istiod's /var/lib/istio/inject),
@@ -14,6 +14,8 @@
 //   neither            meshop's built-in defaults (manifests/inject) for --revision
 // The HTTPS server answers /inject for --revision and /inject/rev/<r> for revision <r> (see
 // operator/webhook/path_params.hpp); /metrics and /readyz are on --metrics-addr (plain HTTP).
+// Answers of identical reviews are memoized (operator/webhook/injection_cache.hpp): at most
+// --memoize-entries of them (0 turns memoization off, e.g. to benchmark the engine over HTTPS).
 // The certificate files are watched and reloaded without dropping requests. SIGTERM/SIGINT stop
 // it cleanly (requests in progress are answered).
 #include <csignal>
@@ -66,6 +68,7 @@ struct WebhookOptions {
   std::string ns = "istio-system";
   std::string native_sidecars;
   unsigned threads = 0;
+  std::size_t memoize_entries = webhook::InjectionCacheLimits{}.max_entries;
 };
 
 // The cluster side: kube client, ConfigMap informer, Event recorder. Lives on the control
@@ -194,6 +197,7 @@ int serve(const WebhookOptions& opts, Context& ctx) {
   so.address = opts.address;
   so.default_revision = opts.revision;
   so.threads = opts.threads;
+  so.injection_cache.max_entries = opts.memoize_entries;
   webhook::WebhookServer server(so, store, certificate, engine, &metrics);
   if (auto err = server.start()) {
     ctx.err << "Error: " << *err << '\n';
@@ -269,6 +273,9 @@ void add_webhook_command(CLI::App& root, Context& ctx) {
   cmd->add_option("--namespace", opts->ns, "Namespace of the injector ConfigMaps")
       ->capture_default_str();
   cmd->add_option("--threads", opts->threads, "Server threads (0 = one per core)")
+      ->capture_default_str();
+  cmd->add_option("--memoize-entries", opts->memoize_entries,
+                  "Memoized answers of identical reviews kept at most (0 = off)")
       ->capture_default_str();
   cmd->add_option("--native-sidecars", opts->native_sidecars,
                   "Inject istio-proxy as a native sidecar: true, false or auto (from the nodes' "

@@ -77,6 +77,10 @@ class Snapshot;  // immutable, defined in snapshot.hpp (engine internals)
 
 api::Result<std::shared_ptr<const Snapshot>> build_snapshot(const SnapshotSources& sources);
 
+// True when no template of the snapshot may call a clock, random or DNS function, i.e. inject()
+// gives the same answer for the same request every time (the webhook memoizes answers then).
+bool snapshot_is_deterministic(const Snapshot& snapshot);
+
 // Why a pod is or is not injected. Stable strings for metrics labels and Events.
 enum class Reason {
   kInjected,              // "injected"

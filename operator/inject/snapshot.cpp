@@ -142,6 +142,7 @@ api::Status parse_config(std::string_view text, Snapshot& s) {
       auto parsed = te::Template::parse("inject", source, functions);
       if (!parsed) return error_at("config", field, parsed.error());
       s.templates[name] = *parsed;
+      if (template_may_call_nondeterministic(source)) s.deterministic = false;
     }
   }
 
@@ -249,6 +250,76 @@ std::string injector_fingerprint(const SnapshotSources& sources) {
   for (int i = 15; i >= 0; --i, h >>= 4)
     out[static_cast<std::size_t>(i)] = kHex[h & 15];
   return out;
+}
+
+const std::vector<std::string_view>& nondeterministic_functions() {
+  // funcs_sprig_date.cpp: the date formatters and durationRound use now when not given a
+  // time; funcs_sprig_crypto.cpp: random values; funcs_sprig_strings.cpp: getHostByName.
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> v = {
+        "ago",           "date",      "dateInZone",     "date_in_zone", "durationRound",
+        "getHostByName", "htmlDate",  "htmlDateInZone", "now",          "randAlpha",
+        "randAlphaNum",  "randAscii", "randBytes",      "randInt",      "randNumeric",
+        "shuffle",       "uuidv4"};
+    std::sort(v.begin(), v.end());
+    return v;
+  }();
+  return names;
+}
+
+bool template_may_call_nondeterministic(std::string_view text) {
+  const auto& names = nondeterministic_functions();
+  auto ident_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           static_cast<unsigned char>(c) >= 0x80;
+  };
+  std::size_t i = 0;
+  while (true) {
+    std::size_t open = text.find("{{", i);
+    if (open == std::string_view::npos) return false;
+    i = open + 2;
+    // Inside one action, up to its "}}" (outside literals and comments).
+    while (i < text.size()) {
+      char c = text[i];
+      if (c == '}' && i + 1 < text.size() && text[i + 1] == '}') {
+        i += 2;
+        break;
+      }
+      if (c == '"' || c == '\'') {
+        for (++i; i < text.size() && text[i] != c; ++i)
+          if (text[i] == '\\') ++i;
+        ++i;
+        continue;
+      }
+      if (c == '`') {
+        std::size_t end = text.find('`', i + 1);
+        if (end == std::string_view::npos) return false;
+        i = end + 1;
+        continue;
+      }
+      if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+        std::size_t end = text.find("*/", i + 2);
+        if (end == std::string_view::npos) return false;
+        i = end + 2;
+        continue;
+      }
+      if (!ident_char(c)) {
+        ++i;
+        continue;
+      }
+      std::size_t start = i;
+      while (i < text.size() && ident_char(text[i]))
+        ++i;
+      char before = start > 0 ? text[start - 1] : ' ';
+      if (before == '.' || before == '$') continue;  // a field or a variable
+      if (std::binary_search(names.begin(), names.end(), text.substr(start, i - start)))
+        return true;
+    }
+  }
+}
+
+bool snapshot_is_deterministic(const Snapshot& snapshot) {
+  return snapshot.deterministic;
 }
 
 api::Result<std::shared_ptr<const Snapshot>> build_snapshot(const SnapshotSources& sources) {

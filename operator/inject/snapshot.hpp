@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -63,6 +64,11 @@ class Snapshot {
   std::string compliance_policy;
   bool openshift = false;
 
+  // No template calls a function whose result is not a function of its arguments (clock,
+  // random, DNS: nondeterministic_functions()): inject() is then a pure function of the
+  // request and the webhook may memoize its answers.
+  bool deterministic = true;
+
   template_engine::ExecOptions template_limits;  // SnapshotSources::template_limits
   std::size_t max_pod_containers = 0;            // SnapshotSources::max_pod_containers
 };
@@ -72,5 +78,15 @@ class Snapshot {
 // that lists no nodes). Versions look like "v1.33.0" or "v1.33.1-gke.100"; one that does not
 // parse disables native sidecars.
 bool kubelet_versions_support_native(const std::vector<std::string>& versions);
+
+// The template functions (sprig's, as meshop defines them) whose results depend on more than
+// their arguments: the clock (now, ago, date... without a time argument format now), random
+// values, DNS. Sorted.
+const std::vector<std::string_view>& nondeterministic_functions();
+
+// True when the template text may call one of nondeterministic_functions(): an identifier of
+// that name inside an action ({{ }}), outside string literals and comments, and not a field or
+// variable name (.now, $now). Errs on the side of true; pure.
+bool template_may_call_nondeterministic(std::string_view text);
 
 }  // namespace meshop::inject

@@ -1,6 +1,8 @@
 #include "operator/webhook/admission.hpp"
 
 #include <chrono>
+#include <memory>
+#include <optional>
 
 #include "api/json.hpp"
 #include "operator/log/log.hpp"
@@ -26,8 +28,8 @@ void append_json_string(std::string& out, std::string_view text) {
 // What goes into the reply's AdmissionResponse.
 struct Response {
   bool allowed = false;
-  std::string message;  // status.message when not allowed
-  std::string patch;    // JSON Patch text when injected
+  std::string message;       // status.message when not allowed
+  std::string_view patch64;  // the JSON Patch, base64-encoded, when injected
 };
 
 Response deny(std::string message) {
@@ -36,17 +38,17 @@ Response deny(std::string message) {
   return r;
 }
 
-Response allow(std::string patch = {}) {
+Response allow(std::string_view patch64 = {}) {
   Response r;
   r.allowed = true;
-  r.patch = std::move(patch);
+  r.patch64 = patch64;
   return r;
 }
 
 // `api_version` "" writes an untyped review (upstream's reply to an undecodable body).
 std::string review_json(std::string_view api_version, std::string_view uid, const Response& r) {
   std::string out;
-  out.reserve(128 + r.patch.size() * 4 / 3 + r.message.size());
+  out.reserve(128 + uid.size() + r.patch64.size() + r.message.size());
   out += '{';
   if (!api_version.empty()) {
     out += "\"kind\":\"AdmissionReview\",\"apiVersion\":";
@@ -62,9 +64,9 @@ std::string review_json(std::string_view api_version, std::string_view uid, cons
     append_json_string(out, r.message);
     out += '}';
   }
-  if (!r.patch.empty()) {
+  if (!r.patch64.empty()) {
     out += ",\"patch\":\"";
-    out += base64_encode(r.patch);
+    out += r.patch64;
     out += "\",\"patchType\":\"JSONPatch\"";
   }
   out += "}}";
@@ -101,6 +103,19 @@ class RequestRecord {
   HttpReply review(std::string_view api_version, std::string_view uid, const Response& r) {
     if (ctx_.metrics) ctx_.metrics->success.inc();
     return {200, "application/json", review_json(api_version, uid, r)};
+  }
+  // An injected or skipped answer, fresh or memoized: counted the same either way.
+  HttpReply answer(std::string_view api_version, std::string_view uid, const CachedAnswer& a) {
+    if (a.injected) return review(api_version, uid, allow(a.patch_base64));
+    if (ctx_.metrics) {
+      std::string reason = ctx_.engine.reason_name ? std::string(ctx_.engine.reason_name(a.reason))
+                                                   : std::string("unknown");
+      ctx_.metrics->skip.with({reason}).inc();
+    }
+    return review(api_version, uid, allow());
+  }
+  void cache_lookup(bool hit) {
+    if (ctx_.metrics) ctx_.metrics->injection_cache.with({hit ? "hit" : "miss"}).inc();
   }
 
  private:
@@ -242,9 +257,28 @@ HttpReply serve_inject(const AdmissionContext& ctx, std::string_view path,
     return outcome.review(api_version, uid, deny(message));
   }
 
+  // Memoized answers (injection_cache.hpp). From here on the answer depends only on the
+  // configuration, the path, request.namespace and request.object: what the key covers. (Any
+  // new input read below must go into the key too.)
+  std::string_view ns = string_member(req, "namespace");
+  InjectionCache* cache = ctx.cache != nullptr && ctx.cache->enabled() && ctx.engine.memoizable &&
+                                  ctx.engine.memoizable(*config)
+                              ? ctx.cache
+                              : nullptr;
+  std::optional<InjectionKey> key;
+  if (cache != nullptr) {
+    if (auto range = request_object_range(request.body)) {
+      key = InjectionCache::key({config->revision, config->generation, path, ns,
+                                 request.body.substr(range->first, range->second - range->first)});
+      auto hit = cache->find(config->revision, config->generation, *key);
+      outcome.cache_lookup(hit != nullptr);
+      if (hit) return outcome.answer(api_version, uid, *hit);
+    }
+  }
+
   inject::PodRequest pod_request;
   pod_request.pod = &pod;
-  pod_request.ns = std::string(string_member(req, "namespace"));
+  pod_request.ns = std::string(ns);
   pod_request.proxy_envs = std::move(params.envs);
   inject::InjectResult result;
   try {
@@ -255,20 +289,13 @@ HttpReply serve_inject(const AdmissionContext& ctx, std::string_view path,
     result.failure_type = "internal";
     result.message = std::string("internal error during injection: ") + e.what();
   }
-  switch (result.outcome) {
-    case inject::Outcome::kSkipped: {
-      if (ctx.metrics) {
-        std::string reason = ctx.engine.reason_name
-                                 ? std::string(ctx.engine.reason_name(result.decision.reason))
-                                 : std::string("unknown");
-        ctx.metrics->skip.with({reason}).inc();
-      }
-      return outcome.review(api_version, uid, allow());
-    }
-    case inject::Outcome::kInjected:
-      return outcome.review(api_version, uid, allow(std::move(result.patch)));
-    case inject::Outcome::kFailed:
-      break;
+  if (result.outcome != inject::Outcome::kFailed) {
+    auto fresh = std::make_shared<CachedAnswer>();
+    fresh->injected = result.outcome == inject::Outcome::kInjected;
+    fresh->reason = result.decision.reason;
+    if (fresh->injected) fresh->patch_base64 = base64_encode(result.patch);
+    if (key) cache->insert(config->revision, config->generation, *key, fresh);
+    return outcome.answer(api_version, uid, *fresh);
   }
   outcome.failure(result.failure_type.empty() ? "injection" : result.failure_type, result.message,
                   path);

@@ -22,6 +22,10 @@
 //                            200, allowed:false, status.message; reply in the request's version
 //   skipped                  200, allowed:true, no patch
 //   injected                 200, allowed:true, patchType JSONPatch, patch base64
+// Injected and skipped answers are memoized when ctx.cache is set and the engine says the
+// configuration is memoizable (injection_cache.hpp): a memoized answer is the same reply, byte
+// for byte, with this request's uid, and is counted in the same metrics (plus
+// meshop_webhook_injection_cache_total{result="hit"|"miss"}).
 // Replies to reviews echo request.uid. status.message and the logged error are truncated to
 // kMaxMessageBytes (they may quote input). The revision is the path's `rev` value (see
 // path_params.hpp), else the server's default revision. request.object.metadata.managedFields
@@ -36,6 +40,7 @@
 
 #include "api/base64.hpp"
 #include "operator/webhook/engine.hpp"
+#include "operator/webhook/injection_cache.hpp"
 #include "operator/webhook/metrics.hpp"
 #include "operator/webhook/revision_store.hpp"
 
@@ -69,6 +74,8 @@ struct AdmissionContext {
   const Engine& engine;
   WebhookMetrics* metrics = nullptr;  // optional
   std::string default_revision = "default";
+  // Memoized answers (injection_cache.hpp); null: every review runs the engine.
+  InjectionCache* cache = nullptr;
 };
 
 HttpReply serve(const AdmissionContext& ctx, const HttpRequest& request);

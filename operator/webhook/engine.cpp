@@ -15,6 +15,9 @@ Engine default_engine() {
     return inject::inject(*config.snapshot, request);
   };
   e.reason_name = [](inject::Reason r) { return inject::reason_name(r); };
+  e.memoizable = [](const RevisionConfig& config) {
+    return config.snapshot != nullptr && inject::snapshot_is_deterministic(*config.snapshot);
+  };
   return e;
 }
 

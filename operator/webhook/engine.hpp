@@ -4,6 +4,8 @@
 //
 // default_engine() is meshop::inject's build_snapshot() and inject(). Both functions must be
 // safe to call from several threads at once (the engine's are: pure, on immutable snapshots).
+// Its memoizable() is Snapshot::deterministic (no template calls a clock, random or DNS
+// function).
 #pragma once
 
 #include <functional>
@@ -31,6 +33,10 @@ struct Engine {
   std::function<inject::InjectResult(const RevisionConfig&, const inject::PodRequest&)> inject;
   // Stable label values for sidecar_injection_skip_total{reason}.
   std::function<std::string_view(inject::Reason)> reason_name;
+  // True when inject() on this configuration is a pure function of the request (the same
+  // pod, namespace and path give the same answer), so its answers may be memoized
+  // (injection_cache.hpp). Null or false: never memoized.
+  std::function<bool(const RevisionConfig&)> memoizable;
 };
 
 Engine default_engine();

@@ -25,6 +25,9 @@ WebhookMetrics::WebhookMetrics(metrics::Registry& r)
                               "Injector configurations rejected (the last good one is kept).",
                               {"revision", "source"})),
       certificate_reloads(r.counter("meshop_webhook_certificate_reloads_total",
-                                    "Webhook serving certificate reloads.", {"result"})) {}
+                                    "Webhook serving certificate reloads.", {"result"})),
+      injection_cache(r.counter("meshop_webhook_injection_cache_total",
+                                "Lookups of memoized injection answers, by result (hit, miss).",
+                                {"result"})) {}
 
 }  // namespace meshop::webhook

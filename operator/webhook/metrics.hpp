@@ -11,6 +11,7 @@
 //   meshop_injector_config_reloads_total{revision,source}   good configurations swapped in
 //   meshop_injector_config_errors_total{revision,source}    bad ones (last good one kept)
 //   meshop_webhook_certificate_reloads_total{result}        "success" | "error"
+//   meshop_webhook_injection_cache_total{result}            memoized answers: "hit" | "miss"
 // Thread-safe (the registry's series are atomics); the registry must outlive this object.
 #pragma once
 
@@ -29,6 +30,7 @@ struct WebhookMetrics {
   metrics::Family<metrics::Counter>& config_reloads;
   metrics::Family<metrics::Counter>& config_errors;
   metrics::Family<metrics::Counter>& certificate_reloads;
+  metrics::Family<metrics::Counter>& injection_cache;
 };
 
 }  // namespace meshop::webhook

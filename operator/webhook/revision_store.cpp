@@ -1,5 +1,6 @@
 #include "operator/webhook/revision_store.hpp"
 
+#include <atomic>
 #include <mutex>
 
 namespace meshop::webhook {
@@ -15,9 +16,11 @@ std::shared_ptr<const RevisionConfig> RevisionStore::get(const std::string& revi
 }
 
 void RevisionStore::publish(RevisionConfig config) {
+  // One counter for all stores: a generation names one published configuration in the process.
+  static std::atomic<std::uint64_t> generations{0};
   config.revision = normalize_revision(std::move(config.revision));
   std::unique_lock lock(mu_);
-  config.generation = ++generation_;
+  config.generation = ++generations;
   errors_.erase(config.revision);
   std::string key = config.revision;
   configs_[key] = std::make_shared<const RevisionConfig>(std::move(config));

@@ -26,8 +26,8 @@ class RevisionStore {
  public:
   // nullptr when the revision has no good configuration (yet).
   std::shared_ptr<const RevisionConfig> get(const std::string& revision) const;
-  // Publishes `config` for config.revision (normalized), setting its generation; clears the
-  // revision's last error.
+  // Publishes `config` for config.revision (normalized), setting its generation (unique in the
+  // process, increasing: memoized answers are keyed by it); clears the revision's last error.
   void publish(RevisionConfig config);
   void remove(const std::string& revision);
   // The last rejected configuration's message ("" after a successful publish).
@@ -39,7 +39,6 @@ class RevisionStore {
   mutable std::shared_mutex mu_;
   std::map<std::string, std::shared_ptr<const RevisionConfig>, std::less<>> configs_;
   std::map<std::string, std::string, std::less<>> errors_;
-  std::uint64_t generation_ = 0;
 };
 
 }  // namespace meshop::webhook

@@ -32,6 +32,8 @@
 //                      90 s)
 //     accept errors    (EMFILE, ENFILE, ENOBUFS...) back off 5 ms doubling to 1 s, as Go's
 //                      net/http; logged once, then at most every 10 s with the count
+// - Answers of identical reviews are memoized (options.injection_cache, bounded; see
+//   injection_cache.hpp), so a rollout's identical pods run the engine once.
 // - stuck_reason(): non-empty while every server thread has been inside one request for more
 //   than `stuck_after` (an engine or template that does not return): readiness probes say so.
 // - stop(): stops accepting, closes idle connections, lets requests in progress finish (at most
@@ -51,6 +53,7 @@
 
 #include "operator/webhook/admission.hpp"
 #include "operator/webhook/engine.hpp"
+#include "operator/webhook/injection_cache.hpp"
 #include "operator/webhook/metrics.hpp"
 #include "operator/webhook/revision_store.hpp"
 #include "operator/webhook/tls.hpp"
@@ -68,6 +71,8 @@ struct ServerOptions {
   std::chrono::milliseconds header_timeout{5'000};
   std::chrono::milliseconds request_timeout{8'000};
   std::chrono::milliseconds stuck_after{5'000};
+  // Memoized injection answers (injection_cache.hpp); max_entries 0 turns memoization off.
+  InjectionCacheLimits injection_cache;
 };
 
 class WebhookServer {

@@ -3,6 +3,10 @@
 //   BM_InjectManyEnv      a pod with one container and 2,000 env vars ("many env vars"), engine
 //   BM_ServeReviewHello   the whole webhook path without the network: AdmissionReview JSON in,
 //                         decision + patch + base64 + review JSON out, for the hello pod
+//                         (no memoization: every iteration runs the engine)
+//   BM_ServeReviewHelloMemoized
+//                         the same with the webhook's InjectionCache: the repeated review is
+//                         answered from memory (counter hit_ratio)
 //   BM_ServeReviewUpstreamTestPod
 //                         the same path for exactly the review upstream's BenchmarkInjectServePC0
 //                         serves (makeTestData: admission.k8s.io/v1beta1, pod "test" with one
@@ -32,6 +36,7 @@
 #include "operator/inject/injector.hpp"
 #include "operator/webhook/admission.hpp"
 #include "operator/webhook/config_dir.hpp"
+#include "operator/webhook/injection_cache.hpp"
 
 namespace {
 
@@ -134,14 +139,16 @@ void BM_InjectManyEnv(benchmark::State& state) {
 }
 BENCHMARK(BM_InjectManyEnv)->Unit(benchmark::kMicrosecond);
 
-void serve_review(benchmark::State& state, const std::string& body, bool must_inject = true) {
+void serve_review(benchmark::State& state, const std::string& body, bool must_inject = true,
+                  bool memoize = false) {
   webhook::RevisionStore store;
   webhook::RevisionConfig config;
   config.revision = "default";
   config.snapshot = snapshot();
   store.publish(config);
   webhook::Engine engine = webhook::default_engine();
-  webhook::AdmissionContext ctx{store, engine, nullptr, "default"};
+  webhook::InjectionCache cache;
+  webhook::AdmissionContext ctx{store, engine, nullptr, "default", memoize ? &cache : nullptr};
   webhook::HttpRequest req;
   req.method = "POST";
   req.target = "/inject";
@@ -156,15 +163,29 @@ void serve_review(benchmark::State& state, const std::string& body, bool must_in
   }
   state.counters["allowed"] = allowed ? 1 : 0;
   state.counters["request_bytes"] = static_cast<double>(body.size());
+  if (memoize) {
+    auto st = cache.stats();
+    if (st.hits == 0) die("memoized benchmark without a single hit");
+    state.counters["hit_ratio"] =
+        static_cast<double>(st.hits) / static_cast<double>(st.hits + st.misses);
+  }
+}
+
+std::string hello_review() {
+  return R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"default","operation":"CREATE","object":)" +
+         hello_pod_json() + "}}";
 }
 
 void BM_ServeReviewHello(benchmark::State& state) {
-  serve_review(
-      state,
-      R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"default","operation":"CREATE","object":)" +
-          hello_pod_json() + "}}");
+  serve_review(state, hello_review());
 }
 BENCHMARK(BM_ServeReviewHello)->Unit(benchmark::kMicrosecond);
+
+// The same review again and again with memoization on (a rollout's identical pods).
+void BM_ServeReviewHelloMemoized(benchmark::State& state) {
+  serve_review(state, hello_review(), true, true);
+}
+BENCHMARK(BM_ServeReviewHelloMemoized)->Unit(benchmark::kMicrosecond);
 
 // The bytes Go's json.Marshal gives for makeTestData's v1beta1 review (no uid, no namespace).
 void BM_ServeReviewUpstreamTestPod(benchmark::State& state) {
