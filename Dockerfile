@@ -3,6 +3,7 @@ FROM debian:12 AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config git ca-certificates \
       libboost1.81-dev libssl-dev rapidjson-dev libyaml-dev libcli11-dev libre2-dev \
+      prometheus-cpp-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -13,7 +14,7 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
 
 FROM debian:12-slim
 RUN apt-get update && apt-get install -y --no-install-recommends \
-      ca-certificates libssl3 libyaml-0-2 libre2-9 \
+      ca-certificates libssl3 libyaml-0-2 libre2-9 libprometheus-cpp-core1.0 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/operator/meshop /usr/local/bin/meshop
 USER 65532:65532

@@ -7,6 +7,7 @@ set -euo pipefail
 pkgs=(
   build-essential cmake ninja-build pkg-config git ca-certificates curl openssl
   libboost1.81-dev libssl-dev rapidjson-dev libyaml-dev libre2-dev
+  prometheus-cpp-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   clang clang-format clang-tidy libclang-rt-14-dev libfuzzer-14-dev
   wrk ccache mmdebstrap umoci

@@ -268,8 +268,8 @@ kube::Task<api::Result<CertificatesOutcome>> CertificatesReconciler::reconcile_o
       auto unix_seconds = [](certs::TimePoint t) {
         return static_cast<double>(certs::Clock::to_time_t(t));
       };
-      expiry_->with({"ca"}).set(unix_seconds(ca_info->not_after));
-      expiry_->with({"serving"}).set(unix_seconds(serving_info->not_after));
+      expiry_->with({"ca"}).Set(unix_seconds(ca_info->not_after));
+      expiry_->with({"serving"}).Set(unix_seconds(serving_info->not_after));
     }
   }
   co_return outcome;

@@ -427,7 +427,7 @@ kube::Task<api::Result<int>> InstallReconciler::delete_owned(
       if (!removed && !removed.error().is(kube::ErrorKind::kNotFound))
         co_return api::Error{removed.error().message};
       ++deleted;
-      if (pruned_total_ != nullptr) pruned_total_->with({kind}).inc();
+      if (pruned_total_ != nullptr) pruned_total_->with({kind}).Increment();
       log::info(
           "deleted object owned by IstioOperator",
           {{"controller", "install"}, {"object", ns + "/" + name}, {"deleted", id.to_string()}});
@@ -682,7 +682,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
           responses.push_back(last->second.response);
           entry.live = responses.back().get();
           ++outcome.unchanged;
-          if (unchanged_total_ != nullptr) unchanged_total_->with({kind}).inc();
+          if (unchanged_total_ != nullptr) unchanged_total_->with({kind}).Increment();
           applied.push_back(std::move(entry));
           continue;
         }
@@ -702,7 +702,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
         responses.push_back(std::move(response));
         entry.live = responses.back().get();
         ++outcome.applied;
-        if (applied_total_ != nullptr) applied_total_->with({kind}).inc();
+        if (applied_total_ != nullptr) applied_total_->with({kind}).Increment();
       } else {
         entry.error = result.error().message;
         last_apply_.erase(id);

@@ -502,7 +502,8 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
           "restarted workload",
           {{"workload", workload_key(e.plan)}, {"cause", e.cause}, {"detail", e.plan.detail}});
       if (restarts_total_ != nullptr)
-        restarts_total_->with({std::string(restart::reason_name(*e.plan.reason)), "started"}).inc();
+        restarts_total_->with({std::string(restart::reason_name(*e.plan.reason)), "started"})
+            .Increment();
       if (events_)
         events_->record(kube::reference_to(*patched), kube::EventType::kNormal, "Restarted",
                         "Restart", e.plan.detail + "; restarted (" + e.cause + ")");
@@ -519,7 +520,7 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
       if (e.plan.reason && e.action != Action::kNone)
         ++counts[std::string(restart::reason_name(*e.plan.reason))];
     for (const auto& [reason, n] : counts)
-      stale_->with({reason}).set(n);
+      stale_->with({reason}).Set(n);
   }
   if (restarts_total_ != nullptr) {
     // Counted once per failure (record_transitions remembers it below).
@@ -528,7 +529,7 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
       for (const restart::PlanEntry& e : report.plan)
         if (workload_key(e.plan) == f.key && e.plan.reason)
           restarts_total_->with({std::string(restart::reason_name(*e.plan.reason)), "failed"})
-              .inc();
+              .Increment();
     }
   }
   if (execute) {
@@ -579,7 +580,7 @@ void RestartsReconciler::record_transitions(const PassReport& report,
                "rollout complete; pods match revision " +
                    (e.plan.target_revision.empty() ? std::string("none") : e.plan.target_revision));
           if (restarts_total_ != nullptr)
-            restarts_total_->with({cause.substr(0, cause.find('/')), "completed"}).inc();
+            restarts_total_->with({cause.substr(0, cause.find('/')), "completed"}).Increment();
         }
         break;
       default:

@@ -412,7 +412,7 @@ kube::Task<api::Result<RevisionsReport>> RevisionsReconciler::pass() {
     for (const NamespaceVerdict& v : report->namespaces)
       if (!v.revision.empty()) ++counts[v.revision];
     for (const auto& [rev, n] : counts) {
-      namespaces_gauge_->with({rev}).set(n);
+      namespaces_gauge_->with({rev}).Set(n);
       gauge_revisions_.insert(rev);
     }
   }

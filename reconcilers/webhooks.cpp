@@ -664,7 +664,7 @@ kube::Task<api::Result<WebhooksOutcome>> WebhooksReconciler::reconcile_once() {
       co_return api::Error{"applying mutatingwebhookconfiguration " + d.name + ": " +
                            applied.error().message};
     outcome.applied.push_back(d.name);
-    if (applied_ != nullptr) applied_->get().inc();
+    if (applied_ != nullptr) applied_->get().Increment();
     log::info("applied webhook configuration", {{"controller", "webhooks"},
                                                 {"webhook", d.name},
                                                 {"revision", d.revision},
@@ -689,7 +689,7 @@ kube::Task<api::Result<WebhooksOutcome>> WebhooksReconciler::reconcile_once() {
       co_return api::Error{"deleting mutatingwebhookconfiguration " + name + ": " +
                            removed.error().message};
     outcome.pruned.push_back(name);
-    if (pruned_ != nullptr) pruned_->get().inc();
+    if (pruned_ != nullptr) pruned_->get().Increment();
     log::info("pruned webhook configuration", {{"controller", "webhooks"}, {"webhook", name}});
   }
   co_return outcome;

@@ -1,115 +1,99 @@
-// Prometheus metrics: counters, gauges and histograms with labels, exposed in the
-// text exposition format 0.0.4.
+// meshop's metric families on prometheus-cpp (core): prometheus::Registry holds the series,
+// prometheus::Counter / Gauge / Histogram count, prometheus::TextSerializer writes the text
+// exposition format 0.0.4. What this header adds is what prometheus-cpp leaves to its caller:
 //
 //   metrics::Registry reg;
-//   auto& total = reg.counter("controller_runtime_reconcile_total", "Total reconciliations.",
+//   auto& total = reg.counter("controller_runtime_reconcile_total",
+//                             "Total number of reconciliations per controller",
 //                             {"controller", "result"});
-//   total.with({"install", "success"}).inc();
+//   total.with({"install", "success"}).Increment();
 //   std::string body = reg.expose();   // served at /metrics
 //
-// Contract:
-// - Names are checked at registration (metric: [a-zA-Z_:][a-zA-Z0-9_:]*, label:
-//   [a-zA-Z_][a-zA-Z0-9_]*, not starting with "__"; "le" is reserved for histograms).
-//   A bad name, a duplicate metric name or a wrong number of label values is a programming
-//   error and throws std::invalid_argument.
-// - References returned by with() and by the registration calls stay valid for the
-//   registry's lifetime.
-// - Thread-safe: updates are lock-free atomics; with() and expose() take a per-family mutex.
-// - Output is deterministic: families sorted by name, series by label values.
+// - A family's label names are fixed when it is registered, and every series gives one value
+//   per name, in order (prometheus-cpp takes a free-form label map per series, so a typo would
+//   make a second schema; here a wrong number of values throws std::invalid_argument). Label
+//   values must come from bounded sets (reasons, kinds, controller names), never from objects.
+// - with() caches the series it returns: the first call creates it in prometheus-cpp's family
+//   (prometheus::Family::Add, which allocates and locks); later calls are a shared-lock lookup.
+//   Hot paths keep the reference instead (work queues, the webhook's unlabelled counters).
+// - An unlabelled family has its one series from the start (exposed at 0); a labelled family
+//   with no series yet is not exposed at all (prometheus-cpp omits empty families).
+// - Help text must not contain a backslash or newline (prometheus-cpp writes it unescaped).
+// - Names are checked by prometheus-cpp (std::invalid_argument); a name registered twice
+//   throws std::invalid_argument (the prometheus::Registry is in InsertBehavior::Throw).
+// - References returned by the registration calls and by with() stay valid for the
+//   registry's lifetime. Thread-safe: series updates are prometheus-cpp's (atomics; a
+//   histogram observation takes its own mutex); with() and expose() lock the family.
 #pragma once
 
-#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <shared_mutex>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace meshop::metrics {
 
+using Counter = prometheus::Counter;
+using Gauge = prometheus::Gauge;
+using Histogram = prometheus::Histogram;
 using LabelValues = std::vector<std::string>;
-
-class Counter {
- public:
-  // Adds `v`, which must not be negative (counters only go up).
-  void inc(double v = 1.0);
-  double value() const { return value_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<double> value_{0.0};
-};
-
-class Gauge {
- public:
-  void set(double v) { value_.store(v, std::memory_order_relaxed); }
-  void inc(double v = 1.0) { value_.fetch_add(v, std::memory_order_relaxed); }
-  void dec(double v = 1.0) { value_.fetch_sub(v, std::memory_order_relaxed); }
-  double value() const { return value_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<double> value_{0.0};
-};
-
-class Histogram {
- public:
-  // `bounds` are the upper bounds of the buckets, strictly increasing, without +Inf.
-  explicit Histogram(std::vector<double> bounds);
-  void observe(double v);
-
-  const std::vector<double>& bounds() const { return bounds_; }
-  // Non-cumulative count of bucket i (i == bounds().size() is the +Inf bucket).
-  uint64_t bucket_count(size_t i) const { return counts_[i].load(std::memory_order_relaxed); }
-  uint64_t count() const { return count_.load(std::memory_order_relaxed); }
-  double sum() const { return sum_.load(std::memory_order_relaxed); }
-
- private:
-  std::vector<double> bounds_;
-  std::unique_ptr<std::atomic<uint64_t>[]> counts_;
-  std::atomic<uint64_t> count_{0};
-  std::atomic<double> sum_{0.0};
-};
 
 // Default buckets of client_golang (prometheus.DefBuckets).
 std::vector<double> default_buckets();
-// `count` buckets starting at `start`, each `factor` times the previous.
+// `count` buckets starting at `start`, each `factor` times the previous (client_golang's
+// ExponentialBuckets).
 std::vector<double> exponential_buckets(double start, double factor, int count);
 
+// Observations recorded by a histogram series (its _count), for tests and status reports.
+uint64_t sample_count(const Histogram& h);
+
 enum class Type { counter, gauge, histogram };
+
+// What a registered family is, whether or not it has series yet.
+struct FamilyInfo {
+  std::string name;
+  std::string help;
+  Type type;
+  std::vector<std::string> labels;
+  std::vector<double> buckets;  // histograms only
+};
 
 class FamilyBase {
  public:
   virtual ~FamilyBase() = default;
-  const std::string& name() const { return name_; }
-  virtual void expose(std::string& out) const = 0;
+  const FamilyInfo& info() const { return info_; }
+  // Creates (or finds) the series for these label values without touching its value.
+  virtual void touch(const LabelValues& values) = 0;
 
  protected:
-  FamilyBase(std::string name, std::string help, std::vector<std::string> labels, Type type);
-  void check_arity(const LabelValues& values) const;
-  void write_header(std::string& out) const;
+  explicit FamilyBase(FamilyInfo info) : info_(std::move(info)) {}
+  prometheus::Labels labels_for(const LabelValues& values) const;
 
-  std::string name_;
-  std::string help_;
-  std::vector<std::string> labels_;
-  Type type_;
-  mutable std::mutex mu_;
+  FamilyInfo info_;
 };
 
-// A metric family: one series per distinct list of label values.
+// One prometheus-cpp family and its label names.
 template <class M>
 class Family final : public FamilyBase {
  public:
-  Family(std::string name, std::string help, std::vector<std::string> labels, Type type,
-         std::vector<double> buckets = {});
+  Family(prometheus::Family<M>& family, FamilyInfo info);
   // The series for these label values (one per label name, in order), created on first use.
   M& with(const LabelValues& values);
-  // The series with no labels; only for families registered without label names.
+  // The series of a family registered without label names.
   M& get() { return with({}); }
-  void expose(std::string& out) const override;
+  void touch(const LabelValues& values) override { with(values); }
 
  private:
-  std::vector<double> buckets_;
-  std::map<LabelValues, std::unique_ptr<M>> series_;
+  prometheus::Family<M>& family_;
+  std::shared_mutex mu_;
+  std::map<LabelValues, M*, std::less<>> series_;
 };
 
 class Registry {
@@ -121,22 +105,22 @@ class Registry {
                                std::vector<std::string> labels = {},
                                std::vector<double> buckets = default_buckets());
 
-  // The text exposition format 0.0.4 (Content-Type: text/plain; version=0.0.4).
+  // The text exposition format 0.0.4 (Content-Type: text/plain; version=0.0.4), written by
+  // prometheus::TextSerializer from the registry's families.
   std::string expose() const;
+
+  // Every registered family, in registration order.
+  std::vector<FamilyBase*> families() const;
+  // The underlying registry, for collectors that register on prometheus-cpp directly.
+  prometheus::Registry& underlying() { return registry_; }
 
  private:
   template <class M>
-  Family<M>& add(std::unique_ptr<Family<M>> family);
+  Family<M>& add(prometheus::Family<M>& family, FamilyInfo info);
 
+  prometheus::Registry registry_{prometheus::Registry::InsertBehavior::Throw};
   mutable std::mutex mu_;
-  std::map<std::string, std::unique_ptr<FamilyBase>, std::less<>> families_;
+  std::vector<std::unique_ptr<FamilyBase>> families_;
 };
-
-// Formatting helpers of the exposition format, exposed for tests.
-std::string format_value(double v);                  // "+Inf", "-Inf", "NaN", shortest repr
-std::string escape_help(std::string_view help);      // \ and newline
-std::string escape_label_value(std::string_view v);  // \, " and newline
-bool valid_metric_name(std::string_view name);
-bool valid_label_name(std::string_view name);
 
 }  // namespace meshop::metrics

@@ -22,7 +22,7 @@ Controller::Controller(std::string name, WorkQueue& queue, Reconciler reconciler
       clock_(clock),
       metrics_(metrics) {
   if (options_.workers < 1) options_.workers = 1;
-  if (metrics_ != nullptr) metrics_->max_concurrent.with({name_}).set(options_.workers);
+  if (metrics_ != nullptr) metrics_->max_concurrent.with({name_}).Set(options_.workers);
 }
 
 asio::awaitable<void> Controller::run() {
@@ -76,7 +76,7 @@ asio::awaitable<void> Controller::worker() {
 
 asio::awaitable<void> Controller::reconcile_one(const std::string& key) {
   ++active_;
-  if (metrics_ != nullptr) metrics_->active_workers.with({name_}).set(active_);
+  if (metrics_ != nullptr) metrics_->active_workers.with({name_}).Set(active_);
   TimePoint start = clock_.now();
   Action action;
   try {
@@ -118,12 +118,12 @@ asio::awaitable<void> Controller::reconcile_one(const std::string& key) {
       break;
   }
   if (metrics_ != nullptr) {
-    metrics_->active_workers.with({name_}).set(active_);
-    metrics_->reconcile_total.with({name_, result}).inc();
+    metrics_->active_workers.with({name_}).Set(active_);
+    metrics_->reconcile_total.with({name_, result}).Increment();
     if (action.kind == Action::Kind::kError || action.kind == Action::Kind::kTerminalError) {
-      metrics_->reconcile_errors.with({name_}).inc();
+      metrics_->reconcile_errors.with({name_}).Increment();
     }
-    metrics_->reconcile_time.with({name_}).observe(
+    metrics_->reconcile_time.with({name_}).Observe(
         std::chrono::duration<double>(clock_.now() - start).count());
   }
 }

@@ -78,7 +78,7 @@ LeaderElector::LeaderElector(LeaseLock& lock, Clock& clock, asio::any_io_executo
       timer_(clock.make_timer(executor_)) {
   if (metrics != nullptr) {
     leader_gauge_ = &metrics->leader_status.with({lock_.describe()});
-    leader_gauge_->set(0);
+    leader_gauge_->Set(0);
   }
 }
 
@@ -87,7 +87,7 @@ bool LeaderElector::is_leader() const {
 }
 
 void LeaderElector::set_leader_metric(bool leader) {
-  if (leader_gauge_ != nullptr) leader_gauge_->set(leader ? 1 : 0);
+  if (leader_gauge_ != nullptr) leader_gauge_->Set(leader ? 1 : 0);
 }
 
 void LeaderElector::observe(const LeaseRecord& record, const std::string& rv) {

@@ -32,7 +32,7 @@ WorkQueue::WorkQueue(std::string name, asio::any_io_executor executor, Clock& cl
 WorkQueue::~WorkQueue() = default;
 
 void WorkQueue::record_add(const std::string& key) {
-  if (adds_ != nullptr) adds_->inc();
+  if (adds_ != nullptr) adds_->Increment();
   queued_at_.try_emplace(key, clock_.now());
 }
 
@@ -43,7 +43,7 @@ void WorkQueue::add(const std::string& key) {
   dirty_.insert(key);
   if (processing_.count(key) > 0) return;  // done() re-queues it: exactly one more run
   queue_.push_back(key);
-  if (depth_ != nullptr) depth_->inc();
+  if (depth_ != nullptr) depth_->Increment();
   notify();
 }
 
@@ -68,7 +68,7 @@ void WorkQueue::add_after(const std::string& key, Duration delay) {
 
 void WorkQueue::add_rate_limited(const std::string& key) {
   if (shutting_down_) return;
-  if (retries_ != nullptr) retries_->inc();
+  if (retries_ != nullptr) retries_->Increment();
   add_after(key, limiter_->when(key));
 }
 
@@ -95,11 +95,11 @@ std::optional<std::string> WorkQueue::try_get() {
   if (queue_.empty()) return std::nullopt;
   std::string key = std::move(queue_.front());
   queue_.pop_front();
-  if (depth_ != nullptr) depth_->dec();
+  if (depth_ != nullptr) depth_->Decrement();
   TimePoint now = clock_.now();
   auto q = queued_at_.find(key);
   if (q != queued_at_.end()) {
-    if (latency_ != nullptr) latency_->observe(seconds(now - q->second));
+    if (latency_ != nullptr) latency_->Observe(seconds(now - q->second));
     queued_at_.erase(q);
   }
   processing_[key] = now;
@@ -127,11 +127,11 @@ asio::awaitable<std::optional<std::string>> WorkQueue::get() {
 void WorkQueue::done(const std::string& key) {
   auto it = processing_.find(key);
   if (it == processing_.end()) return;
-  if (work_ != nullptr) work_->observe(seconds(clock_.now() - it->second));
+  if (work_ != nullptr) work_->Observe(seconds(clock_.now() - it->second));
   processing_.erase(it);
   if (dirty_.count(key) > 0) {
     queue_.push_back(key);
-    if (depth_ != nullptr) depth_->inc();
+    if (depth_ != nullptr) depth_->Increment();
   }
   notify();  // a getter may take the key; a drain may be complete
 }
@@ -170,8 +170,8 @@ void WorkQueue::update_unfinished_work_metrics() {
     total += age;
     longest = std::max(longest, age);
   }
-  unfinished_->set(total);
-  longest_->set(longest);
+  unfinished_->Set(total);
+  longest_->Set(longest);
 }
 
 }  // namespace meshop::runtime

@@ -84,12 +84,12 @@ class RequestRecord {
  public:
   explicit RequestRecord(const AdmissionContext& ctx)
       : ctx_(ctx), start_(std::chrono::steady_clock::now()) {
-    if (ctx_.metrics) ctx_.metrics->requests.inc();
+    if (ctx_.metrics) ctx_.metrics->requests.Increment();
   }
   ~RequestRecord() {
     if (!ctx_.metrics) return;
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
-    ctx_.metrics->time.observe(took.count());
+    ctx_.metrics->time.Observe(took.count());
   }
   RequestRecord(const RequestRecord&) = delete;
   RequestRecord& operator=(const RequestRecord&) = delete;
@@ -98,10 +98,10 @@ class RequestRecord {
     log::warn(
         "sidecar injection request failed",
         {{"path", truncate_message(path)}, {"reason", type}, {"error", truncate_message(message)}});
-    if (ctx_.metrics) ctx_.metrics->failure.with({std::string(type)}).inc();
+    if (ctx_.metrics) ctx_.metrics->failure.with({std::string(type)}).Increment();
   }
   HttpReply review(std::string_view api_version, std::string_view uid, const Response& r) {
-    if (ctx_.metrics) ctx_.metrics->success.inc();
+    if (ctx_.metrics) ctx_.metrics->success.Increment();
     return {200, "application/json", review_json(api_version, uid, r)};
   }
   // An injected or skipped answer, fresh or memoized: counted the same either way.
@@ -110,12 +110,12 @@ class RequestRecord {
     if (ctx_.metrics) {
       std::string reason = ctx_.engine.reason_name ? std::string(ctx_.engine.reason_name(a.reason))
                                                    : std::string("unknown");
-      ctx_.metrics->skip.with({reason}).inc();
+      ctx_.metrics->skip.with({reason}).Increment();
     }
     return review(api_version, uid, allow());
   }
   void cache_lookup(bool hit) {
-    if (ctx_.metrics) ctx_.metrics->injection_cache.with({hit ? "hit" : "miss"}).inc();
+    if (ctx_.metrics) ctx_.metrics->injection_cache.with({hit ? "hit" : "miss"}).Increment();
   }
 
  private:

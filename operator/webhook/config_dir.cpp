@@ -88,14 +88,14 @@ std::optional<std::string> ConfigDirSource::load() {
       config.snapshot = std::move(*snapshot);
       config.source = "dir:" + dir_;
       store_.publish(std::move(config));
-      if (metrics_) metrics_->config_reloads.with({revision_, "dir"}).inc();
+      if (metrics_) metrics_->config_reloads.with({revision_, "dir"}).Increment();
       log::info("injector configuration loaded",
                 {{"revision", revision_}, {"source", "dir:" + dir_}});
       return std::nullopt;
     }
   }
   store_.record_error(revision_, error);
-  if (metrics_) metrics_->config_errors.with({revision_, "dir"}).inc();
+  if (metrics_) metrics_->config_errors.with({revision_, "dir"}).Increment();
   bool have_good = store_.get(revision_) != nullptr;
   log::error(have_good ? "injector configuration rejected; keeping the last good one"
                        : "injector configuration rejected; no configuration to serve yet",

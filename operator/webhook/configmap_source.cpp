@@ -102,13 +102,13 @@ void ConfigMapSource::rebuild(const std::string& revision) {
     config.snapshot = std::move(*snapshot);
     config.source = origin;
     revisions_.publish(std::move(config));
-    if (metrics_) metrics_->config_reloads.with({revision, "configmap"}).inc();
+    if (metrics_) metrics_->config_reloads.with({revision, "configmap"}).Increment();
     log::info("injector configuration loaded", {{"revision", revision}, {"source", origin}});
     return;
   }
   const std::string& error = snapshot.message();
   revisions_.record_error(revision, error);
-  if (metrics_) metrics_->config_errors.with({revision, "configmap"}).inc();
+  if (metrics_) metrics_->config_errors.with({revision, "configmap"}).Increment();
   bool have_good = revisions_.get(revision) != nullptr;
   log::error(have_good ? "injector configuration rejected; keeping the last good one"
                        : "injector configuration rejected; no configuration to serve yet",

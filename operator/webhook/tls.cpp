@@ -99,11 +99,11 @@ bool ServingCertificate::reload_if_changed() {
         "webhook certificate not reloaded; serving with the previous one until the files change "
         "again",
         {{"error", *err}});
-    if (metrics_) metrics_->certificate_reloads.with({"error"}).inc();
+    if (metrics_) metrics_->certificate_reloads.with({"error"}).Increment();
     return false;
   }
   log::info("webhook certificate reloaded", {{"cert", cert_file_}, {"key", key_file_}});
-  if (metrics_) metrics_->certificate_reloads.with({"success"}).inc();
+  if (metrics_) metrics_->certificate_reloads.with({"success"}).Increment();
   return true;
 }
 
@@ -112,10 +112,10 @@ std::optional<std::string> ServingCertificate::install_pem(const std::string& ce
                                                            const std::string& origin) {
   auto ctx = make_server_tls_context(cert_pem, key_pem);
   if (!ctx.ok()) {
-    if (metrics_) metrics_->certificate_reloads.with({"error"}).inc();
+    if (metrics_) metrics_->certificate_reloads.with({"error"}).Increment();
     return origin + ": " + ctx.message();
   }
-  if (metrics_) metrics_->certificate_reloads.with({"success"}).inc();
+  if (metrics_) metrics_->certificate_reloads.with({"success"}).Increment();
   return install(std::move(*ctx));
 }
 

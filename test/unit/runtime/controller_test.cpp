@@ -49,7 +49,7 @@ struct ControllerTest : ::testing::Test {
     });
   }
   double total(const std::string& result) {
-    return m.reconcile_total.with({"ctl", result}).value();
+    return m.reconcile_total.with({"ctl", result}).Value();
   }
 };
 
@@ -75,8 +75,8 @@ TEST_F(ControllerTest, ErrorRequeuesWithPerKeyBackoffAndDoneForgetsIt) {
   EXPECT_EQ(queue.num_requeues("ns/a"), 0) << "success must forget the backoff";
   EXPECT_EQ(total("error"), 2);
   EXPECT_EQ(total("success"), 1);
-  EXPECT_EQ(m.reconcile_errors.with({"ctl"}).value(), 2);
-  EXPECT_EQ(m.reconcile_time.with({"ctl"}).count(), 3u);
+  EXPECT_EQ(m.reconcile_errors.with({"ctl"}).Value(), 2);
+  EXPECT_EQ(metrics::sample_count(m.reconcile_time.with({"ctl"})), 3u);
   controller->stop();
   run_ready(ioc);
   EXPECT_TRUE(finished);

@@ -194,7 +194,7 @@ TEST_F(LeaderTest, LosesTheLeaseWhenRenewalsFailForTheRenewDeadline) {
   });
   run_ready(ioc);
   ASSERT_TRUE(run.acquired);
-  EXPECT_EQ(m.leader_status.with({"kube-system/meshop"}).value(), 1);
+  EXPECT_EQ(m.leader_status.with({"kube-system/meshop"}).Value(), 1);
   testing::advance_through(clock, ioc, 20s);
   EXPECT_FALSE(run.renew_returned) << "healthy renewals must keep the lease";
   lock.fail = true;
@@ -205,7 +205,7 @@ TEST_F(LeaderTest, LosesTheLeaseWhenRenewalsFailForTheRenewDeadline) {
   EXPECT_TRUE(run.renew_returned);
   EXPECT_TRUE(e->lost());
   EXPECT_FALSE(e->is_leader());
-  EXPECT_EQ(m.leader_status.with({"kube-system/meshop"}).value(), 0);
+  EXPECT_EQ(m.leader_status.with({"kube-system/meshop"}).Value(), 0);
 }
 
 TEST_F(LeaderTest, AHangingRenewalStillLosesAtTheDeadline) {

@@ -240,20 +240,20 @@ TEST(WorkQueueMetrics, CountsAddsDepthRetriesAndDurations) {
   q.add("a");
   q.add("a");  // coalesced: not an add
   q.add("b");
-  EXPECT_EQ(m.queue_adds.with({"install"}).value(), 2);
-  EXPECT_EQ(m.queue_depth.with({"install"}).value(), 2);
+  EXPECT_EQ(m.queue_adds.with({"install"}).Value(), 2);
+  EXPECT_EQ(m.queue_depth.with({"install"}).Value(), 2);
   clock.advance(2s);
   ASSERT_EQ(q.try_get(), "a");
-  EXPECT_EQ(m.queue_depth.with({"install"}).value(), 1);
-  EXPECT_EQ(m.queue_latency.with({"install"}).sum(), 2.0);
+  EXPECT_EQ(m.queue_depth.with({"install"}).Value(), 1);
+  EXPECT_EQ(m.queue_latency.with({"install"}).Collect().histogram.sample_sum, 2.0);
   clock.advance(3s);
   q.update_unfinished_work_metrics();
-  EXPECT_EQ(m.unfinished_work.with({"install"}).value(), 3.0);
-  EXPECT_EQ(m.longest_running.with({"install"}).value(), 3.0);
+  EXPECT_EQ(m.unfinished_work.with({"install"}).Value(), 3.0);
+  EXPECT_EQ(m.longest_running.with({"install"}).Value(), 3.0);
   q.done("a");
-  EXPECT_EQ(m.work_duration.with({"install"}).sum(), 3.0);
+  EXPECT_EQ(m.work_duration.with({"install"}).Collect().histogram.sample_sum, 3.0);
   q.add_rate_limited("a");
-  EXPECT_EQ(m.retries.with({"install"}).value(), 1);
+  EXPECT_EQ(m.retries.with({"install"}).Value(), 1);
   std::string text = registry.expose();
   EXPECT_NE(text.find("workqueue_adds_total{name=\"install\"} 2"), std::string::npos) << text;
   EXPECT_NE(text.find("workqueue_depth{name=\"install\"} 1"), std::string::npos) << text;

@@ -54,11 +54,11 @@ TEST_F(ConfigDirTest, BadConfigKeepsLastGoodAndIsReported) {
   EXPECT_TRUE(source.poll(t));   // stable: load attempted
   EXPECT_EQ(store.get("default"), good);
   EXPECT_EQ(store.last_error("default"), "config: bad on purpose");
-  EXPECT_EQ(metrics.config_errors.with({"default", "dir"}).value(), 1);
+  EXPECT_EQ(metrics.config_errors.with({"default", "dir"}).Value(), 1);
   // The same bad files are not retried.
   EXPECT_FALSE(source.poll(t + 1s));
   EXPECT_FALSE(source.poll(t + 2s));
-  EXPECT_EQ(metrics.config_errors.with({"default", "dir"}).value(), 1);
+  EXPECT_EQ(metrics.config_errors.with({"default", "dir"}).Value(), 1);
 
   write_file(dir + "/config", "policy: disabled\n");
   EXPECT_FALSE(source.poll(t + 3s));
@@ -66,7 +66,7 @@ TEST_F(ConfigDirTest, BadConfigKeepsLastGoodAndIsReported) {
   ASSERT_TRUE(store.get("default"));
   EXPECT_GT(store.get("default")->generation, good->generation);
   EXPECT_EQ(store.last_error("default"), "");
-  EXPECT_EQ(metrics.config_reloads.with({"default", "dir"}).value(), 2);
+  EXPECT_EQ(metrics.config_reloads.with({"default", "dir"}).Value(), 2);
 }
 
 TEST_F(ConfigDirTest, ReloadWaitsUntilFilesAreStableForTheDebounceTime) {

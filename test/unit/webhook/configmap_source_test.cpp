@@ -110,7 +110,7 @@ TEST_F(ConfigMapSourceTest, BadConfigMapKeepsLastGoodAndIsReportedOnTheConfigMap
   EXPECT_EQ(reports[0],
             "istio-sidecar-injector: rejected, keeping the last good configuration: config: bad on "
             "purpose");
-  EXPECT_EQ(metrics.config_errors.with({"default", "configmap"}).value(), 1);
+  EXPECT_EQ(metrics.config_errors.with({"default", "configmap"}).Value(), 1);
 }
 
 TEST_F(ConfigMapSourceTest, DeletedInjectorConfigMapKeepsServingLastGood) {

@@ -162,7 +162,7 @@ TEST_F(ServerTest, ConcurrentClientsAllGetTheirOwnAnswers) {
   for (auto& t : threads)
     t.join();
   EXPECT_EQ(good.load(), kClients * kRequests);
-  EXPECT_EQ(metrics.requests.value(), kClients * kRequests);
+  EXPECT_EQ(metrics.requests.Value(), kClients * kRequests);
 }
 
 TEST_F(ServerTest, CertificateReloadMidTrafficFailsNoRequest) {
@@ -198,7 +198,7 @@ TEST_F(ServerTest, CertificateReloadMidTrafficFailsNoRequest) {
   // A half-written pair (new cert, old key) is refused and the old context stays.
   testing::write_file(dir + "/tls.crt", cert_b.cert_pem);
   EXPECT_FALSE(certificate.reload_if_changed());
-  EXPECT_EQ(metrics.certificate_reloads.with({"error"}).value(), 1);
+  EXPECT_EQ(metrics.certificate_reloads.with({"error"}).Value(), 1);
   testing::write_file(dir + "/tls.key", cert_b.key_pem);
   EXPECT_TRUE(certificate.reload_if_changed());
   int at_reload = requests;
