@@ -6,9 +6,9 @@
 // would not finish on them either: large integer literals (loop counts, widths, repeat
 // counts), more than two `range`s (nested loops), more than one `template`/`block` call
 // (exponential recursion), `repeat`, and variable re-assignment inside a range (doubling a
-// string each iteration); and the deliberately slow crypto functions (see bounded()). The regex functions are fuzzed too: RE2 is linear in pattern and
-// input, so no regex input is skipped. The engine's own limits (template depth, expression nesting)
-// are exercised, not filtered.
+// string each iteration); and the deliberately slow crypto functions (see bounded()). The regex
+// functions are fuzzed too: RE2 is linear in pattern and input, so no regex input is skipped. The
+// engine's own limits (template depth, expression nesting) are exercised, not filtered.
 #include <cstddef>
 #include <cstdint>
 #include <string>

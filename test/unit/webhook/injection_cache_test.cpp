@@ -197,7 +197,7 @@ class MemoizedServeTest : public ::testing::Test {
     r.body = body;
     return serve(AdmissionContext{store, engine, &metrics, "default", &cache}, r);
   }
-  double counter(const char* result) { return metrics.injection_cache.with({result}).value(); }
+  double counter(const char* result) { return metrics.injection_cache.with({result}).Value(); }
 
   metrics::Registry registry;
   WebhookMetrics metrics;
@@ -223,8 +223,8 @@ TEST_F(MemoizedServeTest, AnIdenticalReviewIsAnsweredFromMemoryWithItsOwnUid) {
   EXPECT_EQ(second.body, with_uid(first.body, "u1", "u2"));
   EXPECT_EQ(counter("miss"), 1);
   EXPECT_EQ(counter("hit"), 1);
-  EXPECT_EQ(metrics.success.value(), 2);
-  EXPECT_EQ(metrics.requests.value(), 2);
+  EXPECT_EQ(metrics.success.Value(), 2);
+  EXPECT_EQ(metrics.requests.Value(), 2);
   // The envelope is the request's: the same pod in a v1beta1 review gets a v1beta1 reply.
   auto beta = post(testing::review_body("admission.k8s.io/v1beta1", "u3"));
   EXPECT_EQ(engine_calls, 1);
@@ -264,13 +264,13 @@ TEST_F(MemoizedServeTest, SkipsAreMemoizedAndCountedEveryTimeFailuresAreNotMemoi
   EXPECT_EQ(engine_calls, 1);
   EXPECT_NE(again.body.find("\"allowed\":true"), std::string::npos);
   EXPECT_EQ(again.body.find("patch"), std::string::npos);
-  EXPECT_EQ(metrics.skip.with({"label_false"}).value(), 2);
+  EXPECT_EQ(metrics.skip.with({"label_false"}).Value(), 2);
 
   post(testing::review_body("admission.k8s.io/v1", "u3", "fail"));
   auto failed = post(testing::review_body("admission.k8s.io/v1", "u4", "fail"));
   EXPECT_EQ(engine_calls, 3);
   EXPECT_NE(failed.body.find("boom"), std::string::npos);
-  EXPECT_EQ(metrics.failure.with({"template_render"}).value(), 2);
+  EXPECT_EQ(metrics.failure.with({"template_render"}).Value(), 2);
 }
 
 TEST_F(MemoizedServeTest, APublishedConfigurationIsNeverAnsweredFromTheOldOne) {

@@ -77,7 +77,7 @@ class MemoizedEngineTest : public ::testing::Test {
     r.body = body;
     return serve(AdmissionContext{revisions, engine, &metrics, "default", with}, r);
   }
-  double hits() { return metrics.injection_cache.with({"hit"}).value(); }
+  double hits() { return metrics.injection_cache.with({"hit"}).Value(); }
 
   boost::asio::io_context ioc;
   metrics::Registry registry;
