@@ -87,6 +87,28 @@ operator_teardown() {
   return 0
 }
 
+# operator_cleanup: the EXIT trap of a single-`meshop run` test (globals cp, work, run_pid): on
+# failure the run log's tail, then operator_teardown and the work directory removed.
+operator_cleanup() {
+  local rc=$?
+  set +e
+  if [ "$rc" != 0 ]; then echo "--- debug: meshop run log (tail)" >&2; tail -n 40 "$work/run.log" >&2; fi
+  operator_teardown "$cp" ${run_pid:+"$run_pid"}
+  rm -rf "$work"
+  exit "$rc"
+}
+
+# operator_start BASE: `meshop run --local` as the ServiceAccount (operator_identity) for
+# namespace $cp, no native sidecars, no restarts, webhook on port BASE and health on BASE+1,
+# logging to $work/run.log; sets run_pid and waits until /readyz answers.
+operator_start() {
+  "${MESHOP_AS_SA[@]}" "$MESHOP_BIN" run --local --namespace "$cp" --native-sidecars false \
+    --restarts=false --webhook-addr "127.0.0.1:$1" --health-addr "127.0.0.1:$(($1 + 1))" \
+    >"$work/run.log" 2>&1 &
+  run_pid=$!
+  wait_for 60 "meshop run ready" curl -sf "http://127.0.0.1:$(($1 + 1))/readyz"
+}
+
 # operator_setup NS: the IstioOperator CRD, Established, the test's namespace NS, and
 # meshop's own identity (operator_identity).
 operator_setup() {

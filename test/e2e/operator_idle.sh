@@ -17,22 +17,11 @@ rev=idle$id
 work=$(mktemp -d)
 base=$((20000 + id % 20000))
 run_pid=
-cleanup() {
-  local rc=$?
-  set +e
-  if [ "$rc" != 0 ]; then echo "--- debug: meshop run log (tail)" >&2; tail -n 40 "$work/run.log" >&2; fi
-  operator_teardown "$cp" ${run_pid:+"$run_pid"}
-  rm -rf "$work"
-  exit "$rc"
-}
-trap cleanup EXIT
+trap operator_cleanup EXIT
 
 operator_setup "$cp"
 
-"${MESHOP_AS_SA[@]}" "$MESHOP_BIN" run --local --namespace "$cp" --native-sidecars false --restarts=false \
-  --webhook-addr "127.0.0.1:$base" --health-addr "127.0.0.1:$((base + 1))" >"$work/run.log" 2>&1 &
-run_pid=$!
-wait_for 60 "meshop run ready" curl -sf "http://127.0.0.1:$((base + 1))/readyz"
+operator_start "$base"
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: install.istio.io/v1alpha1
 kind: IstioOperator
