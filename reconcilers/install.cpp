@@ -676,9 +676,13 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
       auto last = last_apply_.find(id);
       if (last != last_apply_.end() && last->second.rendered_hash == rendered_hash) {
         auto live = config_.live(id);
+        // Unchanged only if it still carries this IstioOperator's owner labels: a shared
+        // object another IstioOperator relabelled is taken back even if the informer has not
+        // yet seen that write (its drift event goes to the other owner).
         if (live && !last->second.resource_version.empty() &&
             api::string_at(*live, {"metadata", "resourceVersion"}) ==
-                last->second.resource_version) {
+                last->second.resource_version &&
+            owner_key(*live) == key) {
           responses.push_back(last->second.response);
           entry.live = responses.back().get();
           ++outcome.unchanged;
