@@ -6,6 +6,8 @@
 // shown to users as they are.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -14,6 +16,11 @@ namespace meshop::api {
 
 struct Error {
   std::string message;
+  // The object changed between this pass's read and its write (409 Conflict, a failed JSON
+  // patch test of resourceVersion): read it again and retry; not a failure to report to users.
+  bool conflict = false;
+  // The server said when to try again (429 or 503 with Retry-After): the retry waits that long.
+  std::optional<std::chrono::seconds> retry_after = std::nullopt;
 };
 
 template <class T>

@@ -7,6 +7,7 @@
 #include "api/base64.hpp"
 #include "api/json.hpp"
 #include "operator/log/log.hpp"
+#include "reconcilers/errors.hpp"
 
 namespace meshop::reconcilers {
 namespace {
@@ -177,12 +178,12 @@ kube::Task<api::Result<CertificatesOutcome>> CertificatesReconciler::reconcile_o
       co_await client_->get(kube::resources::kSecrets, config_.namespace_name, config_.secret_name);
   bool exists = secret.ok();
   if (!exists && !secret.error().is(kube::ErrorKind::kNotFound))
-    co_return api::Error{secret.error().message};
+    co_return api_error(secret.error());
   kube::ListOptions list_options;
   list_options.label_selector = config_.webhook_selector;
   auto webhooks =
       co_await client_->list(kube::resources::kMutatingWebhookConfigurations, "", list_options);
-  if (!webhooks) co_return api::Error{webhooks.error().message};
+  if (!webhooks) co_return api_error(webhooks.error());
   const rapidjson::Value& items = webhooks->list["items"];
 
   Material m;
@@ -237,7 +238,7 @@ kube::Task<api::Result<CertificatesOutcome>> CertificatesReconciler::reconcile_o
     std::string name = api::string_at(mwc, {"metadata", "name"});
     auto patched = co_await client_->patch(kube::resources::kMutatingWebhookConfigurations, "",
                                            name, kube::PatchType::kJson, patch);
-    if (!patched) co_return api::Error{patched.error().message};
+    if (!patched) co_return api_error(patched.error());
     ++outcome.webhooks_patched;
     log::info("set caBundle of webhook configuration", {{"webhook", name}});
   }
@@ -250,12 +251,12 @@ kube::Task<api::Result<CertificatesOutcome>> CertificatesReconciler::reconcile_o
     if (!exists) {
       auto created =
           co_await client_->create(kube::resources::kSecrets, config_.namespace_name, desired);
-      if (!created) co_return api::Error{created.error().message};
+      if (!created) co_return api_error(created.error());
       outcome.secret_created = true;
       log::info("created webhook certificate secret", {{"secret", object}});
     } else {
       auto updated = co_await client_->update(kube::resources::kSecrets, desired);
-      if (!updated) co_return api::Error{updated.error().message};
+      if (!updated) co_return api_error(updated.error());
     }
   }
 
@@ -277,7 +278,7 @@ kube::Task<api::Result<CertificatesOutcome>> CertificatesReconciler::reconcile_o
 
 kube::Task<runtime::Action> CertificatesReconciler::reconcile(const std::string& /*key*/) {
   auto outcome = co_await reconcile_once();
-  if (!outcome) co_return runtime::Action::error(outcome.message());
+  if (!outcome) co_return error_action(outcome.error());
   auto until = outcome->next_renewal - now_();
   auto wait = std::clamp<runtime::Duration>(std::chrono::duration_cast<runtime::Duration>(until),
                                             std::chrono::seconds(1), std::chrono::hours(1));

@@ -8,6 +8,7 @@
 #include "operator/log/log.hpp"
 #include "operator/manifest/installed_kinds.hpp"
 #include "operator/manifest/render.hpp"
+#include "reconcilers/errors.hpp"
 #include "reconcilers/ownership.hpp"
 
 namespace meshop::reconcilers {
@@ -361,7 +362,7 @@ kube::Task<api::Result<kube::ResourceType>> InstallReconciler::resource_for(
   std::string key = api_version + "/" + kind;
   if (auto it = types_.find(key); it != types_.end()) co_return it->second;
   auto type = co_await client_->discover(api_version, kind);
-  if (!type) co_return api::Error{type.error().message};
+  if (!type) co_return api_error(type.error());
   types_.emplace(key, *type);
   co_return *type;
 }
@@ -384,7 +385,7 @@ kube::Task<api::Result<api::Ok>> InstallReconciler::write_status(const rapidjson
   const std::string name = api::string_at(iop, {"metadata", "name"});
   auto patched = co_await client_->patch(istio_operator_resource(), ns, name,
                                          kube::PatchType::kMerge, std::move(body), options);
-  if (!patched) co_return api::Error{patched.error().message};
+  if (!patched) co_return api_error(patched.error());
   co_return api::Ok{};
 }
 
@@ -406,7 +407,7 @@ kube::Task<api::Result<int>> InstallReconciler::delete_owned(
     auto listed = co_await client_->list_all(*type, "", list_options);
     if (!listed) {
       if (listed.error().is(kube::ErrorKind::kNotFound)) continue;
-      co_return api::Error{listed.error().message};
+      co_return api_error(listed.error());
     }
     const rapidjson::Value& items = listed->list["items"];
     std::vector<ObjectId> live;
@@ -425,7 +426,7 @@ kube::Task<api::Result<int>> InstallReconciler::delete_owned(
       delete_options.propagation = kube::PropagationPolicy::kBackground;
       auto removed = co_await client_->remove(*type, id.ns, id.name, delete_options);
       if (!removed && !removed.error().is(kube::ErrorKind::kNotFound))
-        co_return api::Error{removed.error().message};
+        co_return api_error(removed.error());
       ++deleted;
       if (pruned_total_ != nullptr) pruned_total_->with({kind}).Increment();
       log::info(
@@ -452,7 +453,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
       warned_generation_.erase(key);
       co_return outcome;  // kAbsent
     }
-    co_return api::Error{got.error().message};
+    co_return api_error(got.error());
   }
   const rapidjson::Value& iop = *got;
   const std::string resource_version = api::string_at(iop, {"metadata", "resourceVersion"});
@@ -485,7 +486,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     // What every revision shares stays while another IstioOperator remains to take it over
     // (it is re-queued by the deletion and relabels it on its next pass).
     auto all = co_await client_->list_all(iop_type, "");
-    if (!all) co_return api::Error{all.error().message};
+    if (!all) co_return api_error(all.error());
     std::vector<OperatorRef> refs;
     for (const rapidjson::Value& other : all->list["items"].GetArray())
       refs.push_back(operator_ref(other, true));
@@ -500,7 +501,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
                         std::to_string(finalizer_index) + R"("}])";
     auto patched = co_await client_->patch(iop_type, ns, name, kube::PatchType::kJson, patch);
     if (!patched && !patched.error().is(kube::ErrorKind::kNotFound))
-      co_return api::Error{patched.error().message};
+      co_return api_error(patched.error());
     log::info(
         "uninstalled IstioOperator",
         {{"controller", "install"}, {"object", key}, {"deleted", std::to_string(outcome.pruned)}});
@@ -521,7 +522,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
                                 std::string(kUninstallFinalizer) + R"("]})";
     auto patched = co_await client_->patch(iop_type, ns, name, kube::PatchType::kJson,
                                            "[" + rv_test + "," + add + "]");
-    if (!patched) co_return api::Error{patched.error().message};
+    if (!patched) co_return api_error(patched.error());
     got = std::move(patched);  // carries the new resourceVersion; status patches are unguarded
   }
   const rapidjson::Value& current = *got;
@@ -549,7 +550,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     log::warn("IstioOperator not installed; waiting for it to change",
               {{"controller", "install"}, {"object", key}, {"reason", bad_message}});
     auto written = co_await write_status(current, report);
-    if (!written) co_return api::Error{written.message()};
+    if (!written) co_return written.error();
     co_return outcome;
   }
 
@@ -570,7 +571,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
 
   // Revision ownership: the oldest IstioOperator of a revision owns it (reconcilers/ownership).
   auto all = co_await client_->list_all(iop_type, "");
-  if (!all) co_return api::Error{all.error().message};
+  if (!all) co_return api_error(all.error());
   std::vector<OperatorRef> refs;
   bool listed_self = false;
   for (const rapidjson::Value& other : all->list["items"].GetArray()) {
@@ -591,7 +592,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     outcome.message = report.message;
     warn(current, "RevisionConflict", report.message);
     auto written = co_await write_status(current, report);
-    if (!written) co_return api::Error{written.message()};
+    if (!written) co_return written.error();
     co_return outcome;
   }
 
@@ -605,7 +606,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     options.subresource = "status";
     auto patched =
         co_await client_->patch(iop_type, ns, name, kube::PatchType::kMerge, body, options);
-    if (!patched) co_return api::Error{patched.error().message};
+    if (!patched) co_return api_error(patched.error());
   }
 
   // What every revision renders the same way is applied by its one owner only; the others
@@ -643,8 +644,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
   for (const std::string& object_ns : needed_namespaces) {
     auto existing = co_await client_->get(kube::resources::kNamespaces, "", object_ns);
     if (existing) continue;
-    if (!existing.error().is(kube::ErrorKind::kNotFound))
-      co_return api::Error{existing.error().message};
+    if (!existing.error().is(kube::ErrorKind::kNotFound)) co_return api_error(existing.error());
     api::Document namespace_object(rapidjson::kObjectType);
     auto& a = namespace_object.GetAllocator();
     namespace_object.AddMember("apiVersion", "v1", a);
@@ -655,7 +655,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     add_owner_labels(namespace_object, a, name, ns, "");
     auto created = co_await client_->create(kube::resources::kNamespaces, "", namespace_object);
     if (!created && !created.error().is(kube::ErrorKind::kAlreadyExists))
-      co_return api::Error{created.error().message};
+      co_return api_error(created.error());
     outcome.created_namespaces.push_back(object_ns);
     log::info("created namespace for IstioOperator",
               {{"controller", "install"}, {"object", key}, {"namespace", object_ns}});
@@ -734,7 +734,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
               {{"controller", "install"}, {"object", key}, {"reason", report.message}});
   }
   auto written = co_await write_status(current, report);
-  if (!written) co_return api::Error{written.message()};
+  if (!written) co_return written.error();
   co_return outcome;
 }
 
@@ -764,10 +764,11 @@ kube::Task<void> InstallReconciler::report_failure(std::string key, std::string 
 
 kube::Task<runtime::Action> InstallReconciler::reconcile(const std::string& key) {
   auto outcome = co_await reconcile_once(key);
+  if (!outcome && outcome.error().conflict) co_return error_action(outcome.error());
   if (!outcome) {
     std::string message = outcome.message();
     co_await report_failure(key, message);
-    co_return runtime::Action::error(std::move(message));
+    co_return error_action(outcome.error());
   }
   using Kind = InstallOutcome::Kind;
   switch (outcome->kind) {

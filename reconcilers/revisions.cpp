@@ -7,6 +7,7 @@
 #include "operator/log/log.hpp"
 #include "operator/restart/planner.hpp"
 #include "operator/runtime/object.hpp"
+#include "reconcilers/errors.hpp"
 
 namespace meshop::reconcilers {
 namespace {
@@ -353,15 +354,14 @@ kube::Task<api::Result<RevisionsView>> RevisionsReconciler::observe() {
   if (!config_.namespace_filter.empty())
     ns_options.field_selector = "metadata.name=" + config_.namespace_filter;
   auto namespaces = co_await client_->list_all(kube::resources::kNamespaces, "", ns_options);
-  if (!namespaces) co_return api::Error{"listing namespaces: " + namespaces.error().message};
+  if (!namespaces) co_return api_error(namespaces.error(), "listing namespaces");
   take_items(namespaces->list, view.namespaces);
 
   kube::ListOptions mwc_options;
   mwc_options.label_selector = config_.webhook_selector;
   auto webhooks =
       co_await client_->list_all(kube::resources::kMutatingWebhookConfigurations, "", mwc_options);
-  if (!webhooks)
-    co_return api::Error{"listing mutatingwebhookconfigurations: " + webhooks.error().message};
+  if (!webhooks) co_return api_error(webhooks.error(), "listing mutatingwebhookconfigurations");
   rapidjson::Value* items = api::find_member(webhooks->list, "items");
   if (items != nullptr && items->IsArray())
     for (rapidjson::Value& item : items->GetArray())
@@ -372,7 +372,7 @@ kube::Task<api::Result<RevisionsView>> RevisionsReconciler::observe() {
   auto iop_type = co_await client_->discover("install.istio.io/v1alpha1", "IstioOperator");
   if (iop_type) {
     auto iops = co_await client_->list_all(*iop_type, config_.operator_namespace);
-    if (!iops) co_return api::Error{"listing istiooperators: " + iops.error().message};
+    if (!iops) co_return api_error(iops.error(), "listing istiooperators");
     take_items(iops->list, view.istio_operators);
   }  // no CRD: no IstioOperators to report on
 
@@ -389,7 +389,7 @@ kube::Task<api::Result<RevisionsView>> RevisionsReconciler::observe() {
   }
   for (const std::string& ns : pod_namespaces) {
     auto pods = co_await client_->list_all(kube::resources::kPods, ns, pod_options);
-    if (!pods) co_return api::Error{"listing pods: " + pods.error().message};
+    if (!pods) co_return api_error(pods.error(), "listing pods");
     take_items(pods->list, view.pods);
   }
   co_return view;
@@ -459,7 +459,7 @@ kube::Task<api::Status> RevisionsReconciler::write_status(const RevisionsReport&
                                                           const RevisionsView& view) {
   if (view.istio_operators.empty()) co_return api::ok_status();
   auto iop_type = co_await client_->discover("install.istio.io/v1alpha1", "IstioOperator");
-  if (!iop_type) co_return api::Error{"discovering IstioOperator: " + iop_type.error().message};
+  if (!iop_type) co_return api_error(iop_type.error(), "discovering IstioOperator");
   for (const rapidjson::Document& iop : view.istio_operators) {
     std::string key = key_of(iop);
     rapidjson::Document desired = status_revisions(report, key);
@@ -477,14 +477,14 @@ kube::Task<api::Status> RevisionsReconciler::write_status(const RevisionsReport&
     auto r = co_await client_->patch(*iop_type, ns, name, kube::PatchType::kMerge,
                                      api::to_json(patch), options);
     if (!r && !r.error().is(kube::ErrorKind::kNotFound))
-      co_return api::Error{"istiooperator " + key + ": status.revisions: " + r.error().message};
+      co_return api_error(r.error(), "istiooperator " + key + ": status.revisions");
   }
   co_return api::ok_status();
 }
 
 kube::Task<runtime::Action> RevisionsReconciler::reconcile(const std::string& /*key*/) {
   auto report = co_await pass();
-  if (!report) co_return runtime::Action::error(report.message());
+  if (!report) co_return error_action(report.error());
   co_return runtime::Action::requeue_after(std::chrono::minutes(5));
 }
 

@@ -7,6 +7,7 @@
 #include "operator/log/log.hpp"
 #include "operator/manifest/render.hpp"
 #include "operator/manifest/tag.hpp"
+#include "reconcilers/errors.hpp"
 #include "reconcilers/ownership.hpp"
 
 namespace meshop::reconcilers {
@@ -613,13 +614,13 @@ kube::Task<api::Result<WebhooksOutcome>> WebhooksReconciler::reconcile_once() {
   kube::ListOptions iop_options;
   iop_options.label_selector = config_.iop_selector;
   auto iops = co_await client_->list_all(kIstioOperators, "", iop_options);
-  if (!iops) co_return api::Error{"listing IstioOperators: " + iops.error().message};
+  if (!iops) co_return api_error(iops.error(), "listing IstioOperators");
   auto mwcs = co_await client_->list_all(kube::resources::kMutatingWebhookConfigurations, "");
-  if (!mwcs) co_return api::Error{mwcs.error().message};
+  if (!mwcs) co_return api_error(mwcs.error());
   auto secret = co_await client_->get(kube::resources::kSecrets, config_.secret_namespace,
                                       config_.secret_name);
   if (!secret && !secret.error().is(kube::ErrorKind::kNotFound))
-    co_return api::Error{secret.error().message};
+    co_return api_error(secret.error());
 
   WebhookObservation observed;
   for (const Value& iop : iops->list["items"].GetArray())
@@ -661,8 +662,7 @@ kube::Task<api::Result<WebhooksOutcome>> WebhooksReconciler::reconcile_once() {
     auto applied = co_await client_->apply(kube::resources::kMutatingWebhookConfigurations,
                                            d.object, config_.field_manager, true);
     if (!applied)
-      co_return api::Error{"applying mutatingwebhookconfiguration " + d.name + ": " +
-                           applied.error().message};
+      co_return api_error(applied.error(), "applying mutatingwebhookconfiguration " + d.name);
     outcome.applied.push_back(d.name);
     if (applied_ != nullptr) applied_->get().Increment();
     log::info("applied webhook configuration", {{"controller", "webhooks"},
@@ -686,8 +686,7 @@ kube::Task<api::Result<WebhooksOutcome>> WebhooksReconciler::reconcile_once() {
       continue;
     }
     if (!removed && !removed.error().is(kube::ErrorKind::kNotFound))
-      co_return api::Error{"deleting mutatingwebhookconfiguration " + name + ": " +
-                           removed.error().message};
+      co_return api_error(removed.error(), "deleting mutatingwebhookconfiguration " + name);
     outcome.pruned.push_back(name);
     if (pruned_ != nullptr) pruned_->get().Increment();
     log::info("pruned webhook configuration", {{"controller", "webhooks"}, {"webhook", name}});
@@ -697,7 +696,7 @@ kube::Task<api::Result<WebhooksOutcome>> WebhooksReconciler::reconcile_once() {
 
 kube::Task<runtime::Action> WebhooksReconciler::reconcile(const std::string& /*key*/) {
   auto outcome = co_await reconcile_once();
-  if (!outcome) co_return runtime::Action::error(outcome.message());
+  if (!outcome) co_return error_action(outcome.error());
   co_return runtime::Action::requeue_after(outcome->secret_missing ? config_.secret_missing_requeue
                                                                    : config_.resync);
 }

@@ -152,6 +152,9 @@ int run_operator(const RunOptions& opts, Context& ctx) {
 
   metrics::Registry registry;
   runtime::RuntimeMetrics runtime_metrics(registry);
+  client->set_request_observer([&runtime_metrics](const kube::Client::RequestRecord& r) {
+    runtime_metrics.count_request(r.verb, r.resource, r.method, r.code, r.host);
+  });
   webhook::WebhookMetrics webhook_metrics(registry);
   runtime::SteadyClock clock;
   kube::EventRecorderOptions eo;

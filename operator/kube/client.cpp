@@ -63,6 +63,17 @@ class Query {
   std::string q_;
 };
 
+// The verb and resource of a request, for request metrics.
+void tag(HttpRequest& req, std::string_view verb, const ResourceType& type,
+         std::string_view subresource = {}) {
+  req.verb = verb;
+  req.resource = type.display();
+  if (!subresource.empty()) {
+    req.resource += '/';
+    req.resource += subresource;
+  }
+}
+
 std::string describe(std::string_view verb, const ResourceType& type, std::string_view ns,
                      std::string_view name) {
   std::string s(verb);
@@ -314,11 +325,16 @@ Client::Stats Client::stats() const {
   return transport_->stats();
 }
 
+void Client::set_request_observer(RequestObserver observer) {
+  transport_->set_request_observer(std::move(observer));
+}
+
 Task<Result<rapidjson::Document>> Client::get(const ResourceType& type, std::string_view ns,
                                               std::string_view name, GetOptions options) {
   HttpRequest req;
   req.method = "GET";
   req.what = describe("get", type, ns, name);
+  tag(req, "get", type, options.subresource);
   req.target = type.path(ns, name, options.subresource) +
                Query().add("resourceVersion", options.resource_version).str();
   if (options.metadata_only) req.accept = kAcceptMetadata;
@@ -332,6 +348,7 @@ Task<Result<ListPage>> Client::list(const ResourceType& type, std::string_view n
   HttpRequest req;
   req.method = "GET";
   req.what = describe("list", type, ns, {});
+  tag(req, "list", type);
   Query q;
   q.add("labelSelector", options.label_selector)
       .add("fieldSelector", options.field_selector)
@@ -405,6 +422,7 @@ Task<Result<rapidjson::Document>> Client::create(const ResourceType& type, std::
   HttpRequest req;
   req.method = "POST";
   req.what = what;
+  tag(req, "create", type);
   Query q;
   add_write_options(q, options);
   req.target = type.path(eff_ns) + q.str();
@@ -430,6 +448,7 @@ Task<Result<rapidjson::Document>> put_object(Transport& t, const ResourceType& t
   HttpRequest req;
   req.method = "PUT";
   req.what = what;
+  tag(req, "update", type, subresource);
   Query q;
   add_write_options(q, options);
   req.target = type.path(ns, name, subresource) + q.str();
@@ -467,6 +486,7 @@ Task<Result<rapidjson::Document>> Client::patch(const ResourceType& type, std::s
   HttpRequest req;
   req.method = "PATCH";
   req.what = what;
+  tag(req, patch_type == PatchType::kApply ? "apply" : "patch", type, options.subresource);
   Query q;
   q.add("fieldManager", options.field_manager);
   if (options.force) q.add("force", "true");
@@ -536,6 +556,7 @@ Task<Result<rapidjson::Document>> Client::remove(const ResourceType& type, std::
   HttpRequest req;
   req.method = "DELETE";
   req.what = what;
+  tag(req, "delete", type);
   req.target = type.path(ns, name);
   req.content_type = "application/json";
   req.body = to_json(body);
@@ -550,6 +571,7 @@ Task<Result<Watch>> Client::watch(const ResourceType& type, std::string_view ns,
   HttpRequest req;
   req.method = "GET";
   req.what = what;
+  tag(req, "watch", type);
   Query q;
   q.add("watch", "true")
       .add("resourceVersion", options.resource_version)
@@ -575,6 +597,8 @@ Task<Result<ResourceType>> Client::discover(std::string_view api_version, std::s
     HttpRequest req;
     req.method = "GET";
     req.what = what;
+    req.verb = "discover";
+    req.resource = gv;
     req.target = path;
     auto r = co_await transport_->send(std::move(req));
     if (!r) co_return std::move(r).error();
@@ -611,6 +635,7 @@ Task<Result<Client::RawResponse>> Client::raw(std::string_view method, std::stri
   HttpRequest req;
   req.method = std::string(method);
   req.what = req.method + " " + path;
+  req.verb = req.method;
   req.target = std::move(path);
   req.body = std::move(body);
   req.content_type = std::move(content_type);

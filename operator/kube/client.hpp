@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -250,6 +251,20 @@ class Client : public std::enable_shared_from_this<Client> {
     std::uint64_t bytes_received = 0;  // response bodies, including watch streams
   };
   Stats stats() const;
+
+  // Called once per HTTP request sent, retries included, when its answer (or failure) is
+  // known: for request metrics (client-go's rest_client_requests_total). `code` is the HTTP
+  // status, 0 when no answer came (connection or TLS failure, timeout).
+  struct RequestRecord {
+    std::string_view verb;      // get, list, watch, create, update, patch, apply, delete, ...
+    std::string_view resource;  // e.g. "pods", "deployments.apps"; "" for raw paths
+    std::string_view method;    // GET, POST, ...
+    std::string_view host;      // host[:port] of the server URL
+    int code = 0;
+  };
+  using RequestObserver = std::function<void(const RequestRecord&)>;
+  // Not thread-safe with requests in flight: set it before the client is used.
+  void set_request_observer(RequestObserver observer);
 
   Transport& transport();  // internal
 

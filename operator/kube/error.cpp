@@ -108,10 +108,28 @@ Error from_status(std::string_view what, int http_status, const rapidjson::Value
       e.retry_after = std::chrono::seconds(r->value.GetInt());
     }
   }
+  // A JSON patch whose "test" of a field failed comes back as 422 with the generic "rejected
+  // our request" message and the patch library's words as the one cause. When that field is
+  // the resourceVersion it is the same precondition failure as a 409 on an update: the object
+  // changed since it was read.
+  for (const StatusCause& cause : e.causes) {
+    if (e.kind == ErrorKind::kInvalid && cause.message.starts_with("testing value ") &&
+        cause.message.find("/metadata/resourceVersion") != std::string::npos) {
+      e.kind = ErrorKind::kConflict;
+    }
+  }
   e.message = std::string(what) + ": ";
   e.message += server_message.empty()
                    ? std::string("server returned ") + std::to_string(e.http_status)
                    : server_message;
+  // Generic server responses carry the specific words only as causes without a field; field
+  // causes are already part of an Invalid message ("metadata.name: Invalid value: ...").
+  for (const StatusCause& cause : e.causes) {
+    if (cause.field.empty() && !cause.message.empty() &&
+        server_message.find(cause.message) == std::string::npos) {
+      e.message += ": " + cause.message;
+    }
+  }
   e.message += " (" + (e.reason.empty() ? std::string(to_string(e.kind)) : e.reason) + ", " +
                std::to_string(e.http_status) + ")";
   return e;

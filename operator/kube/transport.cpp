@@ -329,6 +329,8 @@ Task<Result<Transport::Attempt>> Transport::run(const HttpRequest& req, bool str
       ++stale_retries;  // the server closed an idle keep-alive connection: not a real failure
       continue;
     }
+    if (observer_)
+      observer_(Client::RequestRecord{req.verb, req.resource, req.method, host_header_, a.status});
     if (a.status / 100 == 2) co_return a;
     if (a.status == 401 && !auth_retried && (config_.exec || !config_.token_file.empty())) {
       auth_retried = true;  // the token may have rotated or expired: get a fresh one

@@ -42,6 +42,10 @@ struct HttpRequest {
   std::string content_type;
   std::string accept = "application/json";
   std::string what;  // "<verb> <resource> <ns/name>" for messages
+  // For request metrics: the Kubernetes verb (get, list, watch, create, update, patch, apply,
+  // delete, discover; the HTTP method for raw requests) and the resource ("" when none).
+  std::string verb;
+  std::string resource;
 };
 
 struct HttpResponse {
@@ -69,6 +73,7 @@ class Transport {
   const Config& config() const { return config_; }
   boost::asio::any_io_executor executor() const { return executor_; }
   Client::Stats& stats() { return stats_; }
+  void set_request_observer(Client::RequestObserver observer) { observer_ = std::move(observer); }
 
   Transport(boost::asio::any_io_executor executor, Config config, ClientOptions options);
 
@@ -98,6 +103,7 @@ class Transport {
   std::vector<std::unique_ptr<Connection>> idle_;
   std::mt19937_64 rng_{std::random_device{}()};
   Client::Stats stats_;
+  Client::RequestObserver observer_;
 };
 
 }  // namespace meshop::kube

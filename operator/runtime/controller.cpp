@@ -110,6 +110,25 @@ asio::awaitable<void> Controller::reconcile_one(const std::string& key) {
                   {"retries", queue_.num_requeues(key)}});
       queue_.add_rate_limited(key);
       break;
+    case Action::Kind::kConflict:
+      result = "conflict";
+      log::info("object changed during reconcile; retrying",
+                {{"controller", name_},
+                 {"object", key},
+                 {"reason", action.message},
+                 {"retries", queue_.num_requeues(key)}});
+      queue_.add_rate_limited(key);
+      break;
+    case Action::Kind::kRetryAfter:
+      result = "error";
+      log::error("reconcile failed; retrying when the server asked",
+                 {{"controller", name_},
+                  {"object", key},
+                  {"error", action.message},
+                  {"retry_after_seconds",
+                   std::chrono::duration_cast<std::chrono::seconds>(action.after).count()}});
+      queue_.add_after(key, action.after);
+      break;
     case Action::Kind::kTerminalError:
       result = "error";
       log::error("reconcile failed terminally; not retrying until the object changes",
@@ -120,7 +139,8 @@ asio::awaitable<void> Controller::reconcile_one(const std::string& key) {
   if (metrics_ != nullptr) {
     metrics_->active_workers.with({name_}).Set(active_);
     metrics_->reconcile_total.with({name_, result}).Increment();
-    if (action.kind == Action::Kind::kError || action.kind == Action::Kind::kTerminalError) {
+    if (action.kind == Action::Kind::kError || action.kind == Action::Kind::kTerminalError ||
+        action.kind == Action::Kind::kRetryAfter) {
       metrics_->reconcile_errors.with({name_}).Increment();
     }
     metrics_->reconcile_time.with({name_}).Observe(

@@ -26,7 +26,15 @@
 namespace meshop::runtime {
 
 struct Action {
-  enum class Kind { kDone, kRequeue, kRequeueAfter, kError, kTerminalError };
+  enum class Kind {
+    kDone,
+    kRequeue,
+    kRequeueAfter,
+    kError,
+    kTerminalError,
+    kConflict,
+    kRetryAfter
+  };
   Kind kind = Kind::kDone;
   Duration after{};
   std::string message;
@@ -37,6 +45,15 @@ struct Action {
   static Action error(std::string msg) { return {Kind::kError, {}, std::move(msg)}; }
   static Action terminal_error(std::string msg) {
     return {Kind::kTerminalError, {}, std::move(msg)};
+  }
+  // The object changed under the pass (a write lost a resourceVersion race): retried through
+  // the rate limiter like an error (its first steps are milliseconds), logged at info, counted
+  // as result "conflict" and not as a reconcile error.
+  static Action conflict(std::string msg) { return {Kind::kConflict, {}, std::move(msg)}; }
+  // A failure whose server said when to come back (Retry-After): logged and counted as an
+  // error, retried after exactly that delay instead of the backoff's next step.
+  static Action retry_after(Duration d, std::string msg) {
+    return {Kind::kRetryAfter, d, std::move(msg)};
   }
 };
 

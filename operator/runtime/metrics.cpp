@@ -58,6 +58,22 @@ RuntimeMetrics::RuntimeMetrics(metrics::Registry& r)
                             "Gauge of if the reporting system is master of the relevant lease, 0 "
                             "indicates backup, 1 indicates master. 'name' is the string used to "
                             "identify the lease.",
-                            {"name"})) {}
+                            {"name"})),
+      client_requests(r.counter("rest_client_requests_total",
+                                "Number of HTTP requests, partitioned by status code, method, and "
+                                "host.",
+                                {"code", "method", "host"})),
+      kube_requests(r.counter("meshop_kube_requests_total",
+                              "Requests meshop sent to the apiserver, by verb (get, list, watch, "
+                              "create, update, patch, apply, delete, discover), resource and "
+                              "status code (<error> when no answer came).",
+                              {"verb", "resource", "code"})) {}
+
+void RuntimeMetrics::count_request(std::string_view verb, std::string_view resource,
+                                   std::string_view method, int code, std::string_view host) {
+  const std::string code_label = code == 0 ? std::string("<error>") : std::to_string(code);
+  client_requests.with({code_label, std::string(method), std::string(host)}).Increment();
+  kube_requests.with({std::string(verb), std::string(resource), code_label}).Increment();
+}
 
 }  // namespace meshop::runtime

@@ -42,6 +42,32 @@ TEST(StatusError, InvalidCarriesCauses) {
   EXPECT_EQ(e.causes[1].message, "Required value");
 }
 
+// What kube-apiserver answers when a JSON patch's test of /metadata/resourceVersion fails
+// (handlers/patch.go: NewGenericServerResponse(422, ...) with jsonpatch's error as the cause).
+TEST(StatusError, FailedResourceVersionPatchTestIsAConflictAndSaysWhy) {
+  Error e = error_from_response("patch istiooperators.install.istio.io ns/iop", 422, R"({
+      "kind":"Status","status":"Failure","reason":"Invalid","code":422,
+      "message":"the server rejected our request due to an error in our request",
+      "details":{"causes":[{"reason":"UnexpectedServerResponse",
+        "message":"testing value /metadata/resourceVersion failed: test failed"}]}})");
+  EXPECT_EQ(e.kind, ErrorKind::kConflict);
+  EXPECT_EQ(e.reason, "Invalid");
+  EXPECT_EQ(e.message,
+            "patch istiooperators.install.istio.io ns/iop: the server rejected our request due to "
+            "an error in our request: testing value /metadata/resourceVersion failed: test failed "
+            "(Invalid, 422)");
+}
+
+TEST(StatusError, FailedTestOfAnotherFieldStaysInvalid) {
+  Error e = error_from_response("patch configmaps ns/a", 422, R"({
+      "kind":"Status","reason":"Invalid","code":422,
+      "message":"the server rejected our request due to an error in our request",
+      "details":{"causes":[{"reason":"UnexpectedServerResponse",
+        "message":"testing value /data/x failed: test failed"}]}})");
+  EXPECT_EQ(e.kind, ErrorKind::kInvalid);
+  EXPECT_NE(e.message.find("testing value /data/x failed"), std::string::npos);
+}
+
 TEST(StatusError, ExpiredReasonIsGone) {
   rapidjson::Document d;
   d.Parse(R"js({"kind":"Status","apiVersion":"v1","status":"Failure",

@@ -116,6 +116,30 @@ TEST_F(ControllerTest, RequeueUsesTheRateLimiter) {
   run_ready(ioc);
 }
 
+TEST_F(ControllerTest, ConflictIsRetriedSoonLoggedAtInfoAndNotCountedAsAnError) {
+  script = {Action::conflict("patch x: the object has been modified (Conflict, 409)")};
+  start_scripted();
+  queue.add("ns/a");
+  run_ready(ioc);
+  clock.advance(5ms);
+  run_ready(ioc);
+  EXPECT_EQ(runs["ns/a"], 2);
+  EXPECT_EQ(total("conflict"), 1);
+  EXPECT_EQ(total("error"), 0);
+  EXPECT_EQ(m.reconcile_errors.with({"ctl"}).Value(), 0);
+  bool logged = false;
+  for (const auto& line : log_lines) {
+    if (line.find("object changed during reconcile") != std::string::npos) {
+      logged = true;
+      EXPECT_NE(line.find(R"("level":"info")"), std::string::npos) << line;
+      EXPECT_NE(line.find("ns/a"), std::string::npos) << line;
+    }
+  }
+  EXPECT_TRUE(logged);
+  controller->stop();
+  run_ready(ioc);
+}
+
 TEST_F(ControllerTest, TerminalErrorIsNotRetried) {
   script = {Action::terminal_error("spec.revision: invalid")};
   start_scripted();
