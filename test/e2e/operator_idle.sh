@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `meshop run` at rest, and drift repaired by its watches rather than by its periodic pass:
 #   - once its IstioOperator is HEALTHY (next periodic install pass in 300 s) and the rollout's
-#     last events settled, 15 quiet seconds bring no apply and at most one install pass
-#     (nothing meshop writes wakes it up again);
+#     last events settled, 30 quiet seconds bring no apply, at most one install pass (nothing
+#     meshop writes wakes it up again) and no GET or LIST at all (meshop_kube_requests_total:
+#     the reconcilers read the informers' stores);
 #   - an installed Service, ServiceAccount and HorizontalPodAutoscaler, each deleted by hand,
 #     are back within 10 s: only their watch events can explain that;
 #   - each repair applies only what changed and passes over the rest
@@ -54,12 +55,32 @@ settled() {
   [ "$a" = "$b" ]
 }
 wait_for 60 "install queue quiet for 5 s" settled
+# Reads meshop made, from its own request counter: "verb resource count" per line.
+reads() {
+  curl -sf "http://127.0.0.1:$((base + 1))/metrics" | awk '
+    /^meshop_kube_requests_total\{/ {
+      if (match($0, /verb="[^"]*"/)) v = substr($0, RSTART + 6, RLENGTH - 7)
+      if (match($0, /resource="[^"]*"/)) r = substr($0, RSTART + 10, RLENGTH - 11)
+      if (v == "get" || v == "list") n[v " " r] += $2
+    }
+    END {for (k in n) print k, n[k]}' | sort
+}
+curl -sf "http://127.0.0.1:$((base + 1))/metrics" | grep -q '^meshop_kube_requests_total{' ||
+  fail "meshop exposes no meshop_kube_requests_total"
 read -r adds0 applied0 unchanged0 < <(counts)
-sleep 15
+reads0=$(reads)
+# The informers' initial LISTs are counted: without them the counter or this parser is broken.
+grep -q '^list ' <<<"$reads0" || fail "no LIST counted since meshop started: $reads0"
+sleep 30
+reads1=$(reads)
 read -r adds1 applied1 unchanged1 < <(counts)
-echo "at rest for 15 s: $((adds1 - adds0)) install queue adds, $((applied1 - applied0)) applies"
+echo "at rest for 30 s: $((adds1 - adds0)) install queue adds, $((applied1 - applied0)) applies"
+made=$(join -a 2 -e 0 -o 0,1.2,2.2 <(printf '%s\n' "$reads0" | sed 's/ /:/') \
+  <(printf '%s\n' "$reads1" | sed 's/ /:/') | awk '$3 != $2 {print $1, $3 - $2}')
+echo "GET/LIST requests in the quiet 30 s: ${made:-none}"
+[ -z "$made" ] || fail "meshop read from the apiserver while nothing changed: $made"
 [ "$applied1" = "$applied0" ] || fail "install applied $((applied1 - applied0)) objects while nothing changed"
-[ $((adds1 - adds0)) -le 1 ] || fail "install was woken $((adds1 - adds0)) times in 15 quiet seconds"
+[ $((adds1 - adds0)) -le 1 ] || fail "install was woken $((adds1 - adds0)) times in 30 quiet seconds"
 
 exists() { kubectl get "$@" >/dev/null 2>&1; }
 repaired() {  # KIND NAME
