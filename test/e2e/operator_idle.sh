@@ -16,7 +16,7 @@ id=$RANDOM
 cp=e2e-idle-$id
 rev=idle$id
 work=$(mktemp -d)
-base=$((20000 + id % 20000))
+base=$((20000 + id % 12000))  # below the ephemeral range (32768-) where clients bind
 run_pid=
 trap operator_cleanup EXIT
 
@@ -65,7 +65,9 @@ reads() {
     }
     END {for (k in n) print k, n[k]}' | sort
 }
-curl -sf "http://127.0.0.1:$((base + 1))/metrics" | grep -q '^meshop_kube_requests_total{' ||
+# (The body first: `curl | grep -q` under pipefail fails when grep stops reading early.)
+metrics=$(curl -sf "http://127.0.0.1:$((base + 1))/metrics")
+grep -q '^meshop_kube_requests_total{' <<<"$metrics" ||
   fail "meshop exposes no meshop_kube_requests_total"
 read -r adds0 applied0 unchanged0 < <(counts)
 reads0=$(reads)

@@ -10,7 +10,7 @@ set -euo pipefail
 id=$RANDOM
 cp=e2e-leader-$id
 work=$(mktemp -d)
-base=$((20000 + id % 20000))
+base=$((20000 + id % 12000))  # below the ephemeral range (32768-) where clients bind
 pids=()
 cleanup() {
   local rc=$?

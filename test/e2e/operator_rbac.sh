@@ -16,7 +16,7 @@ set -euo pipefail
 id=$RANDOM
 cp=e2e-rbac-$id
 work=$(mktemp -d)
-base=$((20000 + id % 20000))
+base=$((20000 + id % 12000))  # below the ephemeral range (32768-) where clients bind
 run_pid=
 trap operator_cleanup EXIT
 operator_setup "$cp"

@@ -20,7 +20,7 @@ cp=e2e-revs-$id
 r1=one$id
 r2=two$id
 work=$(mktemp -d)
-base=$((20000 + id % 20000))
+base=$((20000 + id % 12000))  # below the ephemeral range (32768-) where clients bind
 run_pid=
 trap operator_cleanup EXIT
 

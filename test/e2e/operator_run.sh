@@ -36,7 +36,7 @@ ns_a=e2e-op-a-$id
 ns_b=e2e-op-b-$id
 ns_c=e2e-op-c-$id
 work=$(mktemp -d)
-port=$((20000 + id % 20000))
+port=$((20000 + id % 12000))  # below the ephemeral range (32768-) where clients bind
 hport=$((port + 1))
 run_pid=""
 # Upstream's names: the revision, then the namespace when it is not istio-system.
