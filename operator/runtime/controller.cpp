@@ -1,6 +1,7 @@
 #include "operator/runtime/controller.hpp"
 
 #include <exception>
+#include <string_view>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -139,8 +140,7 @@ asio::awaitable<void> Controller::reconcile_one(const std::string& key) {
   if (metrics_ != nullptr) {
     metrics_->active_workers.with({name_}).Set(active_);
     metrics_->reconcile_total.with({name_, result}).Increment();
-    if (action.kind == Action::Kind::kError || action.kind == Action::Kind::kTerminalError ||
-        action.kind == Action::Kind::kRetryAfter) {
+    if (std::string_view(result) == "error") {
       metrics_->reconcile_errors.with({name_}).Increment();
     }
     metrics_->reconcile_time.with({name_}).Observe(

@@ -140,6 +140,23 @@ TEST_F(ControllerTest, ConflictIsRetriedSoonLoggedAtInfoAndNotCountedAsAnError) 
   run_ready(ioc);
 }
 
+TEST_F(ControllerTest, RetryAfterWaitsWhatTheServerAskedAndCountsAnError) {
+  script = {Action::retry_after(7s, "list pods: too many requests (TooManyRequests, 429)")};
+  start_scripted();
+  queue.add("k");
+  run_ready(ioc);
+  clock.advance(6s);
+  run_ready(ioc);
+  EXPECT_EQ(runs["k"], 1) << "retried before the server's Retry-After";
+  clock.advance(1s);
+  run_ready(ioc);
+  EXPECT_EQ(runs["k"], 2);
+  EXPECT_EQ(total("error"), 1);
+  EXPECT_EQ(m.reconcile_errors.with({"ctl"}).Value(), 1);
+  controller->stop();
+  run_ready(ioc);
+}
+
 TEST_F(ControllerTest, TerminalErrorIsNotRetried) {
   script = {Action::terminal_error("spec.revision: invalid")};
   start_scripted();
