@@ -164,7 +164,8 @@ const template_engine::FunctionMap& helm_functions() {
     fm.add("mustToYaml", {{kAny}}, [](Args a) -> Result<Value> {
       std::string json;
       if (!template_engine::funcs::append_json(json, a[0], {}))
-        return template_engine::fail("json: unsupported value");
+        return template_engine::fail("error marshaling into JSON: " +
+                                     template_engine::funcs::json_marshal_error(a[0]));
       return Value::string(detail::to_yaml(a[0]));
     });
     fm.add("fromYaml", {{kStr}}, [](Args a) -> Result<Value> {
@@ -195,7 +196,7 @@ const template_engine::FunctionMap& helm_functions() {
     fm.add("mustToJson", {{kAny}}, [](Args a) -> Result<Value> {
       std::string out;
       if (!template_engine::funcs::append_json(out, a[0], {}))
-        return template_engine::fail("json: unsupported value");
+        return template_engine::fail(template_engine::funcs::json_marshal_error(a[0]));
       return Value::string(std::move(out));
     });
     fm.add("fromJson", {{kStr}}, [](Args a) -> Result<Value> {

@@ -141,10 +141,11 @@ struct BoolNode : Node {
 
 struct NumberNode : Node {
   NumberNode(int p, std::string t) : Node(NodeType::kNumber, p), text(std::move(t)) {}
-  bool is_int = false, is_uint = false, is_float = false;
+  bool is_int = false, is_uint = false, is_float = false, is_complex = false;
   std::int64_t int64 = 0;
   std::uint64_t uint64 = 0;
   double float64 = 0;
+  double complex_real = 0, complex_imag = 0;
   std::string text;
 };
 

@@ -33,6 +33,8 @@ BasicKind basic_kind(const Value& v) {
       return BasicKind::kUint;
     case Kind::kFloat64:
       return BasicKind::kFloat;
+    case Kind::kComplex128:
+      return BasicKind::kComplex;
     case Kind::kString:
       return BasicKind::kString;
     case Kind::kObject:
@@ -109,6 +111,10 @@ Result<Value> eq(Args args) {
           break;
         case BasicKind::kFloat:
           t = a1.as_float() == a.as_float();
+          break;
+        case BasicKind::kComplex:
+          t = a1.as_complex_real() == a.as_complex_real() &&
+              a1.as_complex_imag() == a.as_complex_imag();
           break;
         case BasicKind::kInt:
           t = int_of(a1) == int_of(a);

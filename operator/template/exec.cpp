@@ -410,6 +410,7 @@ class State {
     bool hex_int = t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') &&
                    t.find_first_of("pP") == std::string::npos;
     bool rune_int = !t.empty() && t[0] == '\'';
+    if (c->is_complex) return Value::complex128(c->complex_real, c->complex_imag);
     if (c->is_float && !hex_int && !rune_int && t.find_first_of(".eEpP") != std::string::npos)
       return Value::float64(c->float64);
     if (c->is_int) return Value::integer(c->int64);

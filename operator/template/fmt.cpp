@@ -461,6 +461,9 @@ class Printer {
       case Kind::kFloat64:
         fmt_float_verb(v.as_float(), verb, &v);
         return;
+      case Kind::kComplex128:
+        fmt_complex(v, verb);
+        return;
       case Kind::kMap: {
         const Map* m = v.as_map();
         if (f_.sharp_v) {
@@ -875,6 +878,34 @@ class Printer {
       return;
     }
     pad(std::string_view(num).substr(1));
+  }
+
+  // fmt's fmtComplex: "(re+imi)", each part as the float verb would print it, the imaginary
+  // part always signed.
+  void fmt_complex(const Value& v, char32_t verb) {
+    switch (verb) {
+      case 'v':
+      case 'b':
+      case 'g':
+      case 'G':
+      case 'x':
+      case 'X':
+      case 'f':
+      case 'F':
+      case 'e':
+      case 'E': {
+        bool old_plus = f_.plus;
+        buf_.push_back('(');
+        fmt_float_verb(v.as_complex_real(), verb, &v);
+        f_.plus = true;
+        fmt_float_verb(v.as_complex_imag(), verb, &v);
+        buf_ += "i)";
+        f_.plus = old_plus;
+        return;
+      }
+      default:
+        bad_verb(verb, &v);
+    }
   }
 
   void fmt_float_verb(double v, char32_t verb, const Value* val) {

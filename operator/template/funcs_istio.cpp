@@ -304,6 +304,8 @@ bool to_dom(const Value& v, rapidjson::Value& out, rapidjson::Document::Allocato
                       alloc);
       return true;
     }
+    case Kind::kComplex128:
+      return false;  // json.Marshal: unsupported type
     case Kind::kObject: {
       // Through its MarshalJSON text, read back as encoding/json would.
       std::string text;

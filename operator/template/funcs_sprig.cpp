@@ -1225,7 +1225,7 @@ void add_sprig_functions(FunctionMap& fm) {
   fm.add("toRawJson", fixed({kAny}), [](Args a) -> Result<Value> {
     std::string out;
     if (!append_json(out, a[0], {.escape_html = false, .indent = 0}))
-      return fail("json: unsupported value");
+      return fail(json_marshal_error(a[0]));
     return str(std::move(out));
   });
   fm.add("fromJson", fixed({kStr}), [](Args a) -> Result<Value> {
@@ -1383,13 +1383,13 @@ void add_sprig_functions(FunctionMap& fm) {
   });
   fm.add("mustToJson", fixed({kAny}), [](Args a) -> Result<Value> {
     std::string out;
-    if (!append_json(out, a[0], {})) return fail("json: unsupported value");
+    if (!append_json(out, a[0], {})) return fail(json_marshal_error(a[0]));
     return str(std::move(out));
   });
   fm.add("mustToPrettyJson", fixed({kAny}), [](Args a) -> Result<Value> {
     std::string out;
     if (!append_json(out, a[0], {.escape_html = true, .indent = 2}))
-      return fail("json: unsupported value");
+      return fail(json_marshal_error(a[0]));
     return str(std::move(out));
   });
 }

@@ -268,6 +268,8 @@ bool sprig_empty(const Value& v) {
       return length(v).value_or(0) == 0;
     case Kind::kFloat64:
       return v.as_float() == 0;
+    case Kind::kComplex128:
+      return v.as_complex_real() == 0 && v.as_complex_imag() == 0;
     case Kind::kObject: {
       const Object* o = v.as_object();
       if (o->is_nil()) return true;
@@ -291,6 +293,9 @@ bool deep_equal(const Value& a, const Value& b) {
       return a.as_string() == b.as_string();
     case Kind::kFloat64:
       return a.as_float() == b.as_float();
+    case Kind::kComplex128:
+      return a.as_complex_real() == b.as_complex_real() &&
+             a.as_complex_imag() == b.as_complex_imag();
     case Kind::kList: {
       const List* x = a.as_list();
       const List* y = b.as_list();
@@ -551,6 +556,8 @@ bool append_json(std::string& out, const Value& v, const JsonOptions& o, int dep
       return true;
     case Kind::kFloat64:
       return append_json_float(out, v.as_float());
+    case Kind::kComplex128:
+      return false;  // encoding/json: "unsupported type: complex128"
     case Kind::kList: {
       const List* l = v.as_list();
       if (l == nullptr) {
@@ -642,6 +649,43 @@ bool append_json(std::string& out, const Value& v, const JsonOptions& o, int dep
         out += std::to_string(v.as_int());
       return true;
   }
+}
+
+namespace {
+
+// The first value, in encoding order, that json.Marshal refuses.
+std::optional<std::string> find_unsupported(const Value& v, int depth) {
+  if (depth > 1000) return std::nullopt;
+  switch (v.kind()) {
+    case Kind::kComplex128:
+      return "json: unsupported type: complex128";
+    case Kind::kFloat64:
+      if (std::isfinite(v.as_float())) return std::nullopt;
+      return "json: unsupported value: " + format_float(v.as_float(), 'g', -1);
+    case Kind::kList:
+      if (v.as_list() != nullptr)
+        for (const Value& e : v.as_list()->items)
+          if (auto m = find_unsupported(e, depth + 1)) return m;
+      return std::nullopt;
+    case Kind::kMap:
+      if (v.as_map() != nullptr)
+        for (const auto& [k, e] : v.as_map()->entries())
+          if (auto m = find_unsupported(e, depth + 1)) return m;
+      return std::nullopt;
+    case Kind::kObject: {
+      std::string ignored;
+      if (append_json(ignored, v, {})) return std::nullopt;
+      return "json: unsupported type: " + std::string(v.as_object()->go_type());
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::string json_marshal_error(const Value& v) {
+  return find_unsupported(v, 0).value_or("json: unsupported value");
 }
 
 Value from_rapidjson(const rapidjson::Value& j) {

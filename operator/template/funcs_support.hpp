@@ -61,6 +61,9 @@ struct JsonOptions {
 };
 bool append_json(std::string& out, const Value& v, const JsonOptions& options, int depth = 0);
 void append_json_string(std::string& out, std::string_view s, bool escape_html);
+// The error json.Marshal gives for a value append_json refuses, worded as Go's:
+// "json: unsupported type: complex128", "json: unsupported value: NaN".
+std::string json_marshal_error(const Value& v);
 // json.Unmarshal into interface{}: numbers float64, objects map[string]interface {}, last
 // duplicate key wins, invalid UTF-8 replaced by U+FFFD. Errors are worded like Go's.
 Result<Value> parse_json_value(std::string_view text);

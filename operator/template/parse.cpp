@@ -813,10 +813,20 @@ bool parse_int0(std::string_view s, std::int64_t& out) {
   return true;
 }
 
-// strconv.ParseFloat(s, 64) for the syntax the lexer lets through.
+enum class FloatParse { kOk, kSyntax, kRange };
+
+// strconv.ParseFloat(s, 64) for the syntax the lexer lets through; kRange is Go's ErrRange
+// (an overflow to ±Inf).
+FloatParse parse_float_status(std::string_view s, double& out);
+
 bool parse_float(std::string_view s, double& out) {
-  if (s.empty()) return false;
-  if (s.find('_') != std::string_view::npos && !underscore_ok(s)) return false;
+  return parse_float_status(s, out) == FloatParse::kOk;
+}
+
+FloatParse parse_float_status(std::string_view s, double& out) {
+  constexpr FloatParse kBad = FloatParse::kSyntax;
+  if (s.empty()) return kBad;
+  if (s.find('_') != std::string_view::npos && !underscore_ok(s)) return kBad;
   std::string t;
   for (char c : s)
     if (c != '_') t.push_back(c);
@@ -826,30 +836,118 @@ bool parse_float(std::string_view s, double& out) {
     neg = v[0] == '-';
     v.remove_prefix(1);
   }
-  if (v.empty()) return false;
+  if (v.empty()) return kBad;
   double d = 0;
   std::from_chars_result r;
   if (v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
-    if (v.find_first_of("pP") == std::string_view::npos) return false;
+    if (v.find_first_of("pP") == std::string_view::npos) return kBad;
     std::string_view h = v.substr(2);
     r = std::from_chars(h.data(), h.data() + h.size(), d, std::chars_format::hex);
-    if (r.ptr != h.data() + h.size()) return false;
+    if (r.ptr != h.data() + h.size()) return kBad;
   } else {
     if (v.size() > 1 && v[0] == '0' &&
         (std::isalpha(static_cast<unsigned char>(v[1])) && v[1] != 'e' && v[1] != 'E'))
-      return false;
+      return kBad;
     r = std::from_chars(v.data(), v.data() + v.size(), d, std::chars_format::general);
-    if (r.ptr != v.data() + v.size()) return false;
+    if (r.ptr != v.data() + v.size()) return kBad;
   }
-  if (r.ec != std::errc() && r.ec != std::errc::result_out_of_range) return false;
+  if (r.ec != std::errc() && r.ec != std::errc::result_out_of_range) return kBad;
   // Syntax is valid; strtod gives Go's value: overflow is an error (Go returns ±Inf with
   // ErrRange), underflow rounds to zero without error.
   std::string c(v);
   if (c.size() > 2 && c[0] == '0' && (c[1] == 'x' || c[1] == 'X')) c = "0x" + c.substr(2);
   d = std::strtod(c.c_str(), nullptr);
-  if (std::isinf(d)) return false;
+  if (std::isinf(d)) return FloatParse::kRange;
   out = neg ? -d : d;
-  return true;
+  return FloatParse::kOk;
+}
+
+// strconv's error for a failed ParseFloat/Atoi: `strconv.ParseFloat: parsing "x": invalid syntax`.
+std::string strconv_error(std::string_view func, std::string_view num, bool range) {
+  return "strconv." + std::string(func) + ": parsing " + go_quote(num) + ": " +
+         (range ? "value out of range" : "invalid syntax");
+}
+
+// fmt's convertFloat: ParseFloat, plus fmt's own decimal mantissa with a binary exponent
+// ("1.5p3"); errors name the whole token.
+std::optional<std::string> scan_float(std::string_view str, double& out) {
+  std::size_t p = str.find('p');
+  if (p != std::string_view::npos && str.find_first_of("xX") == std::string_view::npos) {
+    double f = 0;
+    FloatParse st = parse_float_status(str.substr(0, p), f);
+    if (st != FloatParse::kOk) return strconv_error("ParseFloat", str, st == FloatParse::kRange);
+    std::string_view e = str.substr(p + 1);
+    bool neg = false;
+    if (!e.empty() && (e[0] == '+' || e[0] == '-')) {
+      neg = e[0] == '-';
+      e.remove_prefix(1);
+    }
+    std::uint64_t m = 0;
+    if (e.empty()) return strconv_error("Atoi", str, false);
+    for (char c : e) {
+      if (c < '0' || c > '9') return strconv_error("Atoi", str, false);
+      if (m > (std::uint64_t{1} << 63) / 10) return strconv_error("Atoi", str, true);
+      m = m * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    if (m > (neg ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1))
+      return strconv_error("Atoi", str, true);
+    // ldexp saturates like math.Ldexp for exponents beyond any double's range.
+    int exp =
+        m > 100000 ? (neg ? -100000 : 100000) : (neg ? -static_cast<int>(m) : static_cast<int>(m));
+    out = std::ldexp(f, exp);
+    return std::nullopt;
+  }
+  FloatParse st = parse_float_status(str, out);
+  if (st != FloatParse::kOk) return strconv_error("ParseFloat", str, st == FloatParse::kRange);
+  return std::nullopt;
+}
+
+// fmt.Sscan(text, &complex128), which Go's parser lets read a complex item such as "1+2i":
+// fmt's token rules (real part, a sign, imaginary part, "i"), then convertFloat on each.
+std::optional<std::string> scan_complex(std::string_view text, double& re, double& im) {
+  const std::string kSyntax = "syntax error scanning complex number";
+  std::size_t pos = 0;
+  std::string buf;
+  auto accept = [&](std::string_view set) {
+    if (pos < text.size() && set.find(text[pos]) != std::string_view::npos) {
+      buf.push_back(text[pos++]);
+      return true;
+    }
+    return false;
+  };
+  auto float_token = [&] {
+    buf.clear();
+    if (accept("nN") && accept("aA") && accept("nN")) return buf;
+    accept("+-");
+    if (accept("iI") && accept("nN") && accept("fF")) return buf;
+    std::string_view digits = "0123456789_", exp = "eEpP";
+    if (accept("0") && accept("xX")) {
+      digits = "0123456789aAbBcCdDeEfF_";
+      exp = "pP";
+    }
+    while (accept(digits)) {
+    }
+    if (accept("."))
+      while (accept(digits)) {
+      }
+    if (accept(exp)) {
+      accept("+-");
+      while (accept("0123456789_")) {
+      }
+    }
+    return buf;
+  };
+  bool parens = accept("(");
+  std::string real = float_token();
+  buf.clear();
+  if (!accept("+-")) return kSyntax;
+  std::string imag = buf;
+  imag += float_token();
+  if (!accept("i")) return kSyntax;
+  if (parens && !accept(")")) return kSyntax;
+  if (auto e = scan_float(real, re)) return e;
+  if (auto e = scan_float(imag, im)) return e;
+  return std::nullopt;
 }
 
 // --- parser -----------------------------------------------------------------------
@@ -1382,11 +1480,16 @@ class TreeParser {
       n->is_float = true;
       return n;
     }
-    if (token.type == ItemType::kComplex || (!text.empty() && text.back() == 'i')) {
+    if (token.type == ItemType::kComplex) {
+      double re = 0, im = 0;
+      if (auto e = scan_complex(text, re, im)) errorf(*e);
+      return set_complex(n, re, im);
+    }
+    // An imaginary constant is complex unless it is zero.
+    if (!text.empty() && text.back() == 'i') {
       double f;
-      if (token.type == ItemType::kComplex ||
-          parse_float(std::string_view(text).substr(0, text.size() - 1), f))
-        errorf("complex number constants are not supported: " + go_quote(text));
+      if (parse_float(std::string_view(text).substr(0, text.size() - 1), f))
+        return set_complex(n, 0, f);
     }
     std::uint64_t u;
     if (parse_uint0(text, u)) {
@@ -1429,6 +1532,25 @@ class TreeParser {
     }
     if (!n->is_int && !n->is_uint && !n->is_float)
       errorf("illegal number syntax: " + go_quote(text));
+    return n;
+  }
+
+  // Go's simplifyComplex: a complex constant with no imaginary part is also a float, and
+  // an integer when its value is one.
+  static Node* set_complex(NumberNode* n, double re, double im) {
+    n->is_complex = true;
+    n->complex_real = re;
+    n->complex_imag = im;
+    n->is_float = im == 0;
+    if (n->is_float) {
+      n->float64 = re;
+      n->is_int = re >= -9223372036854775808.0 && re < 9223372036854775808.0 &&
+                  static_cast<double>(static_cast<std::int64_t>(re)) == re;
+      if (n->is_int) n->int64 = static_cast<std::int64_t>(re);
+      n->is_uint = re >= 0 && re < 18446744073709551616.0 &&
+                   static_cast<double>(static_cast<std::uint64_t>(re)) == re;
+      if (n->is_uint) n->uint64 = static_cast<std::uint64_t>(re);
+    }
     return n;
   }
 

@@ -19,10 +19,9 @@
 // is 100000), if/with/range bodies and template calls nested 1000 deep at run time
 // ("exceeded maximum nesting depth (1000)"; under 1 MB of stack at -O2),
 // parenthesised expressions 1000 deep ("max expression depth exceeded"), and control
-// structures nested 1000 deep ("max control nesting depth exceeded"). Complex-number
-// constants (`1i`) are rejected at parse time. As a safety net for builds with larger stack
-// frames (sanitizers), parsing and execution also stop with those errors when they have used
-// 4 MiB of stack: run them on threads with at least 8 MiB (the Linux default).
+// structures nested 1000 deep ("max control nesting depth exceeded"). As a safety net for builds
+// with larger stack frames (sanitizers), parsing and execution also stop with those errors when
+// they have used 4 MiB of stack: run them on threads with at least 8 MiB (the Linux default).
 //
 // Thread safety: a Template is immutable after parse(); execute() may run concurrently from
 // any number of threads. The data passed to execute() is only read (unless the template

@@ -1,6 +1,7 @@
 #include "operator/template/value.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "operator/template/functions.hpp"
 
@@ -10,6 +11,14 @@ Value Value::string(std::string s) {
   auto owned = std::make_shared<const std::string>(std::move(s));
   std::string_view view(*owned);
   return string_ref(view, std::move(owned));
+}
+
+Value Value::complex128(double real, double imag) {
+  auto parts = std::make_shared<const std::array<double, 2>>(std::array<double, 2>{real, imag});
+  Value v(Kind::kComplex128);
+  v.ptr_ = parts->data();
+  v.owner_ = std::move(parts);
+  return v;
 }
 
 Value Value::list(std::shared_ptr<List> l) {
@@ -129,6 +138,8 @@ bool truth(const Value& v) {
       return v.as_uint() != 0;
     case Kind::kFloat64:
       return v.as_float() != 0;
+    case Kind::kComplex128:
+      return v.as_complex_real() != 0 || v.as_complex_imag() != 0;
     case Kind::kList:
       return v.as_list() != nullptr && !v.as_list()->items.empty();
     case Kind::kMap:
@@ -172,6 +183,8 @@ std::string_view basic_type_name(Kind k) {
       return "uint64";
     case Kind::kFloat64:
       return "float64";
+    case Kind::kComplex128:
+      return "complex128";
     case Kind::kList:
       return "[]interface {}";
     case Kind::kMap:

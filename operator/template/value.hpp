@@ -17,6 +17,7 @@
 //   kInt        int (constants, len, range indexes, sprig `int`, `atoi`)
 //   kInt32 / kInt64 / kUint / kUint8 / kUint32 / kUint64   the Go integer types of that name
 //   kFloat64    float64 (every number decoded from JSON/YAML data)
+//   kComplex128 complex128 (only from complex constants such as `1i` or `1+2i`)
 //   kList       a slice: []interface {} by default, or []T when List::elem_type names T
 //   kMap        map[string]interface {}, iterated in sorted key order
 //   kStringMap  map[string]string (a missing key indexes to "" rather than nil)
@@ -55,6 +56,7 @@ enum class Kind : std::uint8_t {
   kUint32,
   kUint64,
   kFloat64,
+  kComplex128,
   kList,
   kMap,
   kStringMap,
@@ -143,6 +145,8 @@ class Value {
     v.f_ = f;
     return v;
   }
+  // complex128; the pair lives on the heap (complex values are rare: only constants).
+  static Value complex128(double real, double imag);
   static Value list(std::shared_ptr<List> l);
   static Value map(std::shared_ptr<Map> m);
   static Value string_map(std::shared_ptr<StringMap> m);
@@ -174,6 +178,8 @@ class Value {
   std::int64_t as_int() const { return i_; }
   std::uint64_t as_uint() const { return u_; }
   double as_float() const { return f_; }
+  double as_complex_real() const { return static_cast<const double*>(ptr_)[0]; }
+  double as_complex_imag() const { return static_cast<const double*>(ptr_)[1]; }
   // Null for a typed nil slice/map. Mutable because Go slices/maps are references.
   List* as_list() const { return static_cast<List*>(const_cast<void*>(ptr_)); }
   Map* as_map() const { return static_cast<Map*>(const_cast<void*>(ptr_)); }

@@ -47,6 +47,7 @@ unset MESHOP_TEMPLATE_TEST_UNSET || true
 export MESHOP_TEMPLATE_TEST_NOW=${MESHOP_TEMPLATE_TEST_NOW:-2026-03-09T14:03:07.123456789Z}
 export TZ=${MESHOP_DIFF_TZ:-America/New_York}
 "$oracle" render -in "$work/all.jsonl" -out "$work/go.jsonl"
-# The regex cases must also fail with Go's error texts (regexp/syntax's messages).
-"$runner" "$work/all.jsonl" "$work/go.jsonl" --report "$work/report.txt" --strict-errors regex/ \
+# The regex and complex-constant cases must also fail with Go's error texts (regexp/syntax's and
+# strconv's or fmt's messages).
+"$runner" "$work/all.jsonl" "$work/go.jsonl" --report "$work/report.txt" --strict-errors regex/ --strict-errors complex/ \
   --require-functions "$work/funcnames.txt" --known-missing "$here/known-missing-functions.txt" "$@"

@@ -61,9 +61,18 @@ TEST(TemplateLiterals, MalformedLiteralsAreParseErrors) {
   EXPECT_EQ(run("{{3.x}}"), "ERR template: t:1: bad number syntax: \"3.x\"");
 }
 
-TEST(TemplateLiterals, ComplexConstantsAreRejected) {
-  // Documented divergence: Go accepts complex constants; meshop has no complex type.
-  EXPECT_EQ(run("{{1i}}"), "ERR template: t:1: complex number constants are not supported: \"1i\"");
+TEST(TemplateLiterals, ComplexConstantsParsePrintAndCompareAsInGo) {
+  // Go's text/template reads "bi" with ParseFloat and "a+bi" with fmt.Sscan; the Go
+  // differential (test/differential/cases/complex.cases) covers the rest.
+  EXPECT_EQ(run("{{1i}} {{1.5-2i}} {{0i}} {{1+0x1p4i}} {{printf \"%T %8.2f\" 1i 1+2i}}"),
+            "OK (0+1i) (1.5-2i) (0+0i) (1+16i) complex128 (    1.00   +2.00i)");
+  EXPECT_EQ(run("{{if 0i}}t{{else}}f{{end}} {{eq 1+2i 1+2i}} {{not 0+0i}}"), "OK f true true");
+  EXPECT_EQ(run("{{lt 1i 2i}}"),
+            "ERR template: t:1:2: executing \"t\" at <lt 1i 2i>: error calling lt: invalid type "
+            "for comparison");
+  EXPECT_EQ(run("{{1+i}}"), "ERR template: t:1: syntax error scanning complex number");
+  EXPECT_EQ(run("{{1e400+1i}}"),
+            "ERR template: t:1: strconv.ParseFloat: parsing \"1e400\": value out of range");
 }
 
 TEST(TemplateIf, ElseIfChainsAndTruthiness) {
