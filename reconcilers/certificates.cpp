@@ -8,6 +8,8 @@
 #include "api/json.hpp"
 #include "operator/log/log.hpp"
 #include "reconcilers/errors.hpp"
+#include "reconcilers/setup.hpp"
+#include "reconcilers/watches.hpp"
 
 namespace meshop::reconcilers {
 namespace {
@@ -283,6 +285,16 @@ kube::Task<runtime::Action> CertificatesReconciler::reconcile(const std::string&
   auto wait = std::clamp<runtime::Duration>(std::chrono::duration_cast<runtime::Duration>(until),
                                             std::chrono::seconds(1), std::chrono::hours(1));
   co_return runtime::Action::requeue_after(wait);
+}
+
+void setup_certificates(const OperatorSetup& setup, CertificatesConfig config) {
+  auto reconciler = std::make_shared<CertificatesReconciler>(setup.client, std::move(config),
+                                                             setup.registry, setup.events);
+  setup.controller("certificates")
+      .singleton(kAllKey)
+      .watches(watches::webhook_secret(setup.ns))
+      .watches(watches::mutating_webhook_configurations())
+      .complete([reconciler](const std::string& key) { return reconciler->reconcile(key); });
 }
 
 }  // namespace meshop::reconcilers

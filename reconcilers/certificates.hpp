@@ -91,4 +91,10 @@ class CertificatesReconciler {
   metrics::Family<metrics::Gauge>* expiry_ = nullptr;
 };
 
+struct OperatorSetup;
+
+// `meshop run`'s certificates controller: one pass ("all") at start (creating the Secret when
+// there is none) and whenever the serving Secret or a MutatingWebhookConfiguration changes.
+void setup_certificates(const OperatorSetup& setup, CertificatesConfig config);
+
 }  // namespace meshop::reconcilers

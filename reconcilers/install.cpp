@@ -10,6 +10,8 @@
 #include "operator/manifest/render.hpp"
 #include "reconcilers/errors.hpp"
 #include "reconcilers/ownership.hpp"
+#include "reconcilers/setup.hpp"
+#include "reconcilers/watches.hpp"
 
 namespace meshop::reconcilers {
 namespace {
@@ -788,6 +790,57 @@ kube::Task<runtime::Action> InstallReconciler::reconcile(const std::string& key)
   co_return runtime::Action::requeue_after(outcome->state == InstallState::kHealthy
                                                ? config_.healthy_requeue
                                                : config_.not_ready_requeue);
+}
+
+void setup_install(const OperatorSetup& setup, InstallConfig config) {
+  runtime::ControllerBuilder builder = setup.controller("install");
+  builder.workers(2);
+  builder.handlers(
+      watches::istio_operators(), [](runtime::WorkQueue& queue, const runtime::Store& iops) {
+        auto every_one = [&queue, &iops](const runtime::Object& o) {
+          queue.add(runtime::object_key(*o));
+          for (const std::string& k : iops.keys())
+            queue.add(k);
+        };
+        return runtime::StoreHandlers{
+            .on_add = every_one,
+            .on_update =
+                [every_one](const runtime::Object& old_object, const runtime::Object& new_object) {
+                  if (install_relevant_change(*old_object, *new_object)) every_one(new_object);
+                },
+            .on_delete = every_one};
+      });
+  auto owner_of = [](const rapidjson::Value& o) {
+    std::vector<std::string> keys;
+    if (auto k = owner_key(o)) keys.push_back(*k);
+    return keys;
+  };
+  struct Watched {
+    const manifest::InstalledKind* kind;
+    const runtime::Store* store;
+  };
+  std::vector<Watched> watched;
+  for (const manifest::InstalledKind& k : manifest::installed_kinds()) {
+    std::optional<runtime::WatchSpec> spec = watches::installed(k, setup.ns);
+    if (!spec) continue;
+    builder.watches(*spec, owner_of);
+    watched.push_back({&k, &setup.cache.store(*spec)});
+  }
+  if (!config.live) {
+    config.live = [watched, ns = setup.ns](const ObjectId& id) -> runtime::Object {
+      for (const Watched& w : watched) {
+        if (w.kind->group != id.group || w.kind->kind != id.kind) continue;
+        if (w.kind->watch == manifest::InstalledKind::Watch::kOperatorNamespace && id.ns != ns)
+          return nullptr;
+        if (!w.store->has_synced()) return nullptr;
+        return w.store->get(runtime::make_key(id.ns, id.name));
+      }
+      return nullptr;
+    };
+  }
+  auto reconciler = std::make_shared<InstallReconciler>(setup.client, std::move(config),
+                                                        setup.registry, setup.events);
+  builder.complete([reconciler](const std::string& key) { return reconciler->reconcile(key); });
 }
 
 }  // namespace meshop::reconcilers

@@ -260,4 +260,14 @@ class InstallReconciler {
   metrics::Family<metrics::Counter>* pruned_total_ = nullptr;
 };
 
+struct OperatorSetup;
+
+// `meshop run`'s install controller (two workers: IstioOperators are independent, and one slow
+// apply must not hold up another revision). Enqueues an IstioOperator's key when any
+// IstioOperator comes, goes or changes what ownership reads (install_relevant_change: status
+// writes are install's own and wake nothing), and when an object it installed changes
+// (owner_key; the watches of manifest::installed_kinds()). Unless `config.live` is set, it
+// reads live resourceVersions from those watches.
+void setup_install(const OperatorSetup& setup, InstallConfig config = {});
+
 }  // namespace meshop::reconcilers

@@ -13,6 +13,8 @@
 #include "operator/log/log.hpp"
 #include "operator/restart/rollout.hpp"
 #include "operator/runtime/object.hpp"
+#include "reconcilers/setup.hpp"
+#include "reconcilers/watches.hpp"
 
 namespace meshop::reconcilers {
 namespace {
@@ -692,6 +694,34 @@ kube::Task<runtime::Action> RestartsReconciler::reconcile(const std::string& /*k
     busy = busy || e.action == Action::kDeferred || e.action == Action::kRestart;
   co_return runtime::Action::requeue_after(busy ? std::chrono::seconds(2)
                                                 : std::chrono::seconds(30));
+}
+
+void setup_restarts(const OperatorSetup& setup, RestartsConfig config) {
+  runtime::Cache& cache = setup.cache;
+  auto observed = std::make_shared<RestartsCache>();
+  using namespace kube::resources;
+  for (const kube::ResourceType* t : {&kDeployments, &kStatefulSets, &kDaemonSets, &kReplicaSets,
+                                      &kReplicationControllers, &kJobs, &kCronJobs})
+    observed->workloads.push_back(&cache.store(watches::every(*t)));
+  observed->deployments = observed->workloads.front();
+  observed->pod_disruption_budgets = &cache.store(watches::every(kPodDisruptionBudgets));
+  observed->nodes = &cache.store(watches::nodes());
+  observed->namespaces = &cache.store(watches::namespaces());
+  observed->webhook_configurations = &cache.store(watches::mutating_webhook_configurations());
+  observed->istio_operators = &cache.store(watches::istio_operators());
+  observed->pods = &cache.store(watches::pods());
+  observed->config_maps = &cache.store(watches::control_plane_config_maps(setup.ns));
+  config.cache = observed.get();
+  auto reconciler = std::make_shared<RestartsReconciler>(setup.client, std::move(config),
+                                                         setup.registry, setup.events);
+  setup.controller("restarts")
+      .singleton(kAllKey)
+      .watches(watches::istio_operators())
+      .watches(watches::namespaces())
+      .watches(watches::mutating_webhook_configurations())
+      .watches(watches::control_plane_config_maps(setup.ns))
+      .complete(
+          [reconciler, observed](const std::string& key) { return reconciler->reconcile(key); });
 }
 
 }  // namespace meshop::reconcilers

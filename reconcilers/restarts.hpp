@@ -176,4 +176,12 @@ class RestartsReconciler {
   DecisionCache decisions_;
 };
 
+struct OperatorSetup;
+
+// `meshop run`'s restarts controller: one pass ("all") at start and whenever an IstioOperator,
+// a Namespace, a MutatingWebhookConfiguration or a ConfigMap of the control-plane namespace
+// changes; it reads every workload, Pod, PodDisruptionBudget and Node from the cache
+// (config.cache is filled in).
+void setup_restarts(const OperatorSetup& setup, RestartsConfig config);
+
 }  // namespace meshop::reconcilers

@@ -8,6 +8,8 @@
 #include "operator/restart/planner.hpp"
 #include "operator/runtime/object.hpp"
 #include "reconcilers/errors.hpp"
+#include "reconcilers/setup.hpp"
+#include "reconcilers/watches.hpp"
 
 namespace meshop::reconcilers {
 namespace {
@@ -486,6 +488,25 @@ kube::Task<runtime::Action> RevisionsReconciler::reconcile(const std::string& /*
   auto report = co_await pass();
   if (!report) co_return error_action(report.error());
   co_return runtime::Action::requeue_after(std::chrono::minutes(5));
+}
+
+void setup_revisions(const OperatorSetup& setup, RevisionsConfig config) {
+  runtime::Cache& cache = setup.cache;
+  auto observed = std::make_shared<RevisionsCache>();
+  observed->namespaces = &cache.store(watches::namespaces());
+  observed->webhook_configurations = &cache.store(watches::mutating_webhook_configurations());
+  observed->istio_operators = &cache.store(watches::istio_operators());
+  observed->pods = &cache.store(watches::pods());
+  config.cache = observed.get();
+  auto reconciler = std::make_shared<RevisionsReconciler>(setup.client, std::move(config),
+                                                          setup.registry, setup.events);
+  setup.controller("revisions")
+      .singleton(kAllKey)
+      .watches(watches::istio_operators())
+      .watches(watches::namespaces())
+      .watches(watches::mutating_webhook_configurations())
+      .complete(
+          [reconciler, observed](const std::string& key) { return reconciler->reconcile(key); });
 }
 
 }  // namespace meshop::reconcilers

@@ -197,4 +197,11 @@ class RevisionsReconciler {
   std::map<std::string, std::string> last_state_;  // namespace → reason + message reported
 };
 
+struct OperatorSetup;
+
+// `meshop run`'s revisions controller: one pass ("all") at start and whenever an
+// IstioOperator, a Namespace or a MutatingWebhookConfiguration changes; it reads those and
+// every Pod from the cache (config.cache is filled in).
+void setup_revisions(const OperatorSetup& setup, RevisionsConfig config = {});
+
 }  // namespace meshop::reconcilers

@@ -9,6 +9,8 @@
 #include "operator/manifest/tag.hpp"
 #include "reconcilers/errors.hpp"
 #include "reconcilers/ownership.hpp"
+#include "reconcilers/setup.hpp"
+#include "reconcilers/watches.hpp"
 
 namespace meshop::reconcilers {
 namespace {
@@ -699,6 +701,17 @@ kube::Task<runtime::Action> WebhooksReconciler::reconcile(const std::string& /*k
   if (!outcome) co_return error_action(outcome.error());
   co_return runtime::Action::requeue_after(outcome->secret_missing ? config_.secret_missing_requeue
                                                                    : config_.resync);
+}
+
+void setup_webhooks(const OperatorSetup& setup, WebhooksConfig config) {
+  auto reconciler = std::make_shared<WebhooksReconciler>(setup.client, std::move(config),
+                                                         setup.registry, setup.events);
+  setup.controller("webhooks")
+      .singleton(kAllKey)
+      .watches(watches::istio_operators())
+      .watches(watches::mutating_webhook_configurations())
+      .watches(watches::webhook_secret(setup.ns))
+      .complete([reconciler](const std::string& key) { return reconciler->reconcile(key); });
 }
 
 }  // namespace meshop::reconcilers

@@ -185,4 +185,10 @@ class WebhooksReconciler {
   WebhookRenderCache cache_;
 };
 
+struct OperatorSetup;
+
+// `meshop run`'s webhooks controller: one pass over every configuration ("all"), at start and
+// whenever an IstioOperator, a MutatingWebhookConfiguration or the serving Secret changes.
+void setup_webhooks(const OperatorSetup& setup, WebhooksConfig config);
+
 }  // namespace meshop::reconcilers

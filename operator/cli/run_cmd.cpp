@@ -1,9 +1,11 @@
 // `meshop run`: the operator. One process runs
-//   - informers on IstioOperators, Namespaces, MutatingWebhookConfigurations, the injector
-//     ConfigMaps and the webhook Secret of --namespace, the Deployments/DaemonSets meshop
-//     installed (label app.kubernetes.io/managed-by=meshop), and, metadata only, the other
-//     kinds it installs (Services, ServiceAccounts, PDBs, HPAs, RBAC) so their drift is
-//     repaired at once; every Pod (restart::project_pod: what the planners read) and, with
+//   - one shared runtime::Cache of informers (each reconciler's setup_* asks for the watches
+//     it reads, reconcilers/watches.hpp), on IstioOperators, Namespaces,
+//     MutatingWebhookConfigurations, the injector ConfigMaps and the webhook Secret of --namespace,
+//     the Deployments/DaemonSets meshop installed (label app.kubernetes.io/managed-by=meshop), and,
+//     metadata only, the other kinds it installs (Services, ServiceAccounts, PDBs, HPAs, RBAC) so
+//     their drift is repaired at once; every Pod (restart::project_pod: what the planners read)
+//     and, with
 //     --restarts, every workload, PodDisruptionBudget and Node, which the revisions and
 //     restarts passes read instead of listing (RevisionsCache, RestartsCache);
 //   - on the elected leader only (--leader-elect), the controllers of reconcilers/: install,
@@ -44,24 +46,20 @@
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
 #include "operator/log/log.hpp"
-#include "operator/manifest/installed_kinds.hpp"
 #include "operator/metrics/registry.hpp"
-#include "operator/restart/projection.hpp"
+#include "operator/runtime/cache.hpp"
 #include "operator/runtime/clock.hpp"
-#include "operator/runtime/controller.hpp"
-#include "operator/runtime/enqueue.hpp"
-#include "operator/runtime/informer.hpp"
 #include "operator/runtime/kube_source.hpp"
 #include "operator/runtime/manager.hpp"
 #include "operator/runtime/metrics.hpp"
-#include "operator/runtime/store.hpp"
-#include "operator/runtime/work_queue.hpp"
 #include "operator/webhook/configmap_source.hpp"
 #include "operator/webhook/server.hpp"
 #include "reconcilers/certificates.hpp"
 #include "reconcilers/install.hpp"
 #include "reconcilers/restarts.hpp"
 #include "reconcilers/revisions.hpp"
+#include "reconcilers/setup.hpp"
+#include "reconcilers/watches.hpp"
 #include "reconcilers/webhooks.hpp"
 
 namespace meshop::cli {
@@ -84,38 +82,6 @@ struct RunOptions {
   std::string native_sidecars;
   unsigned threads = 0;
 };
-
-// The single key of the reconcilers that look at everything at once.
-constexpr const char* kAll = "all";
-
-runtime::StoreHandlers enqueue_all(runtime::WorkQueue& queue) {
-  return runtime::enqueue_mapped(
-      queue, [](const rapidjson::Value&) { return std::vector<std::string>{kAll}; });
-}
-
-// An informer with its source and store; the store outlives handlers added to it.
-struct Watched {
-  Watched(const std::string& name, const std::shared_ptr<kube::Client>& client,
-          runtime::Clock& clock, const kube::ResourceType& type, std::string ns,
-          runtime::KubeListWatchOptions options,
-          runtime::Projection projection = runtime::strip_managed_fields,
-          runtime::Informer::Options informer_options = {})
-      : type(type),
-        source(client, type, std::move(ns), std::move(options)),
-        store(std::move(projection)),
-        informer(name, client->get_executor(), clock, source, store, std::move(informer_options)) {}
-  kube::ResourceType type;
-  runtime::KubeListWatch source;
-  runtime::Store store;
-  runtime::Informer informer;
-};
-
-// Kept whole (less managedFields) with apiVersion and kind set, as the restart plan reads them.
-runtime::Projection whole(const kube::ResourceType& type) {
-  return [api_version = type.api_version(), kind = type.kind](rapidjson::Document& o) {
-    restart::project_whole(o, api_version, kind);
-  };
-}
 
 std::string secret_value(const rapidjson::Value& secret, const char* key) {
   std::string encoded = api::string_at(secret, {"data", key});
@@ -178,64 +144,7 @@ int run_operator(const RunOptions& opts, Context& ctx) {
     control.restart();
   }
 
-  // --- informers -------------------------------------------------------------------------
-  runtime::KubeListWatchOptions managed;
-  managed.label_selector = "app.kubernetes.io/managed-by=meshop";
-  runtime::KubeListWatchOptions secret_only;
-  secret_only.field_selector = "metadata.name=meshop-webhook-certs";
-  Watched iops("istiooperators", client, clock, reconcilers::istio_operator_resource(), "", {});
-  Watched namespaces("namespaces", client, clock, kube::resources::kNamespaces, "", {});
-  Watched webhooks("mutatingwebhookconfigurations", client, clock,
-                   kube::resources::kMutatingWebhookConfigurations, "", {});
-  Watched configmaps("configmaps", client, clock, kube::resources::kConfigMaps, opts.ns, {});
-  Watched secrets("secrets", client, clock, kube::resources::kSecrets, opts.ns, secret_only);
-  Watched deployments("deployments", client, clock, kube::resources::kDeployments, "", managed);
-  Watched daemonsets("daemonsets", client, clock, kube::resources::kDaemonSets, "", managed);
-  // The other kinds install applies, watched for drift only: metadata is enough to know that
-  // one changed and which IstioOperator owns it.
-  runtime::KubeListWatchOptions managed_metadata = managed;
-  managed_metadata.metadata_only = true;
-  std::vector<std::unique_ptr<Watched>> drift;
-  for (const manifest::InstalledKind& k : manifest::installed_kinds()) {
-    if (k.watch != manifest::InstalledKind::Watch::kMetadata) continue;
-    kube::ResourceType type{std::string(k.group), std::string(k.version), std::string(k.resource),
-                            std::string(k.kind), k.namespaced};
-    drift.push_back(
-        std::make_unique<Watched>(type.resource, client, clock, type, "", managed_metadata));
-  }
-
-  // What the revisions and restarts passes read instead of listing (issue 13): every Pod as
-  // restart::project_pod keeps it and, for restarts, every workload, PDB and Node. First lists
-  // are quorum reads in pages of 500 (Informer::Options): an rv=0 answer comes in one body,
-  // hundreds of MB at 100k pods.
-  runtime::Informer::Options paged;
-  paged.initial_list_resource_version = "";
-  Watched pods("pods", client, clock, kube::resources::kPods, "", {}, restart::project_pod, paged);
-  std::vector<std::unique_ptr<Watched>> planned;  // the restart plan's workloads, PDBs, Nodes
-  reconcilers::RestartsCache restarts_cache;
-  if (opts.restarts) {
-    auto watch = [&](const kube::ResourceType& type, runtime::Projection projection) {
-      planned.push_back(std::make_unique<Watched>(type.resource + "-all", client, clock, type, "",
-                                                  runtime::KubeListWatchOptions{},
-                                                  std::move(projection), paged));
-      return &planned.back()->store;
-    };
-    using namespace kube::resources;
-    for (const kube::ResourceType* t : {&kDeployments, &kStatefulSets, &kDaemonSets, &kReplicaSets,
-                                        &kReplicationControllers, &kJobs, &kCronJobs})
-      restarts_cache.workloads.push_back(watch(*t, whole(*t)));
-    restarts_cache.deployments = restarts_cache.workloads.front();
-    restarts_cache.pod_disruption_budgets =
-        watch(kPodDisruptionBudgets, whole(kPodDisruptionBudgets));
-    restarts_cache.nodes = watch(kNodes, restart::project_node);
-    restarts_cache.namespaces = &namespaces.store;
-    restarts_cache.webhook_configurations = &webhooks.store;
-    restarts_cache.istio_operators = &iops.store;
-    restarts_cache.pods = &pods.store;
-    restarts_cache.config_maps = &configmaps.store;
-  }
-
-  // --- the webhook (every replica) ------------------------------------------------------
+  // --- the manager, and the cache every reader shares ----------------------------------
   webhook::RevisionStore revisions_store;
   webhook::Engine engine = webhook::default_engine();
   webhook::ServingCertificate certificate("", "", &webhook_metrics);
@@ -244,10 +153,22 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   so.default_revision = "default";
   so.threads = opts.threads;
   webhook::WebhookServer server(so, revisions_store, certificate, engine, &webhook_metrics);
+
+  runtime::Cache cache(runtime::kube_sources(client), control.get_executor(), clock);
+  runtime::ManagerOptions mo;
+  mo.health_address = opts.health_address;
+  mo.leader_election = opts.leader_elect;
+  mo.leader_election_config.identity = runtime::default_identity();
+  mo.not_ready = [&server] { return server.stuck_reason(); };
+  runtime::Manager manager(control, clock, runtime_metrics, mo);
+  runtime::KubeLeaseLock lease(client, opts.ns, opts.lease_name);
+  if (opts.leader_elect) manager.set_lease_lock(lease);
+
+  // --- the webhook (every replica) ------------------------------------------------------
   bool serving = false;
-  webhook::ConfigMapSource injector_config(client->get_executor(), configmaps.store,
-                                           revisions_store, engine, &webhook_metrics,
-                                           configmap_rejection_reporter(events), defaults);
+  webhook::ConfigMapSource injector_config(
+      client->get_executor(), cache.store(reconcilers::watches::control_plane_config_maps(opts.ns)),
+      revisions_store, engine, &webhook_metrics, configmap_rejection_reporter(events), defaults);
   injector_config.start();
   auto install_certificate = [&](const rapidjson::Value& secret) {
     std::string cert = secret_value(secret, "tls.crt");
@@ -268,12 +189,14 @@ int run_operator(const RunOptions& opts, Context& ctx) {
     log::info("webhook serving",
               {{"address", opts.webhook_address}, {"port", static_cast<int>(server.port())}});
   };
-  secrets.store.add_handlers(
-      {.on_add = [&](const runtime::Object& o) { install_certificate(*o); },
-       .on_update = [&](const runtime::Object&,
-                        const runtime::Object& o) { install_certificate(*o); }});
+  cache.store(reconcilers::watches::webhook_secret(opts.ns))
+      .add_handlers({.on_add = [&](const runtime::Object& o) { install_certificate(*o); },
+                     .on_update = [&](const runtime::Object&,
+                                      const runtime::Object& o) { install_certificate(*o); }});
 
-  // --- reconcilers (leader only) --------------------------------------------------------
+  // --- the controllers (leader only) ----------------------------------------------------
+  reconcilers::OperatorSetup setup{client, &registry, events, manager, cache, opts.ns};
+
   reconcilers::CertificatesConfig cc;
   cc.namespace_name = opts.ns;
   if (opts.local) {
@@ -284,135 +207,27 @@ int run_operator(const RunOptions& opts, Context& ctx) {
     cc.dns_names = {svc, svc + "." + opts.ns, svc + "." + opts.ns + ".svc",
                     svc + "." + opts.ns + ".svc.cluster.local"};
   }
-  reconcilers::CertificatesReconciler certificates(client, cc, &registry, events);
+  reconcilers::setup_certificates(setup, cc);
 
-  // Install skips what nobody changed since it applied it; the informers tell it the live
-  // resourceVersion of each kind it watches (the injector ConfigMaps only in --namespace).
-  reconcilers::InstallConfig ic;
-  ic.live = [&](const reconcilers::ObjectId& id) -> runtime::Object {
-    const runtime::Store* store = nullptr;
-    if (id.group == "apps" && id.kind == "Deployment") store = &deployments.store;
-    if (id.group == "apps" && id.kind == "DaemonSet") store = &daemonsets.store;
-    if (id.group.empty() && id.kind == "ConfigMap" && id.ns == opts.ns) store = &configmaps.store;
-    for (const auto& w : drift)
-      if (w->type.kind == id.kind && w->type.group == id.group) store = &w->store;
-    if (store == nullptr || !store->has_synced()) return nullptr;
-    return store->get(runtime::make_key(id.ns, id.name));
-  };
-  reconcilers::InstallReconciler install(client, ic, &registry, events);
+  reconcilers::setup_install(setup);
 
   reconcilers::WebhooksConfig wc;
   wc.service_name = opts.webhook_service;
   wc.service_namespace = opts.ns;
   if (opts.local) wc.url_base = "https://127.0.0.1:" + std::to_string(host_port->second);
   wc.secret_namespace = opts.ns;
-  reconcilers::WebhooksReconciler webhooks_reconciler(client, wc, &registry, events);
+  reconcilers::setup_webhooks(setup, wc);
 
-  reconcilers::RevisionsCache revisions_cache{&namespaces.store, &webhooks.store, &iops.store,
-                                              &pods.store};
-  reconcilers::RevisionsConfig rvc;
-  rvc.cache = &revisions_cache;
-  reconcilers::RevisionsReconciler revisions(client, rvc, &registry, events);
+  reconcilers::setup_revisions(setup);
 
-  reconcilers::RestartsConfig rc;
-  rc.control_plane_namespace = opts.ns;
-  rc.native_sidecars = defaults.native_sidecars;
-  rc.cache = &restarts_cache;
-  reconcilers::RestartsReconciler restarts(client, rc, &registry, events);
-
-  auto executor = client->get_executor();
-  runtime::WorkQueue install_q("install", executor, clock, nullptr, &runtime_metrics);
-  runtime::WorkQueue webhooks_q("webhooks", executor, clock, nullptr, &runtime_metrics);
-  runtime::WorkQueue revisions_q("revisions", executor, clock, nullptr, &runtime_metrics);
-  runtime::WorkQueue certificates_q("certificates", executor, clock, nullptr, &runtime_metrics);
-  runtime::WorkQueue restarts_q("restarts", executor, clock, nullptr, &runtime_metrics);
-  // Two install workers: IstioOperators are independent (the queue never hands one key to
-  // two workers), and one slow apply must not hold up another revision.
-  runtime::Controller install_c(
-      "install", install_q, [&](const std::string& key) { return install.reconcile(key); },
-      {.workers = 2}, clock, &runtime_metrics);
-  runtime::Controller webhooks_c(
-      "webhooks", webhooks_q,
-      [&](const std::string& key) { return webhooks_reconciler.reconcile(key); }, {.workers = 1},
-      clock, &runtime_metrics);
-  runtime::Controller revisions_c(
-      "revisions", revisions_q, [&](const std::string& key) { return revisions.reconcile(key); },
-      {.workers = 1}, clock, &runtime_metrics);
-  runtime::Controller certificates_c(
-      "certificates", certificates_q,
-      [&](const std::string& key) { return certificates.reconcile(key); }, {.workers = 1}, clock,
-      &runtime_metrics);
-  runtime::Controller restarts_c(
-      "restarts", restarts_q, [&](const std::string& key) { return restarts.reconcile(key); },
-      {.workers = 1}, clock, &runtime_metrics);
-
-  // Level-triggered: each watched change only says "look again".
-  // Every IstioOperator when one comes or goes, or its spec, labels, annotations, finalizers
-  // or deletion change: revision and shared-object ownership may move (reconcilers/
-  // ownership.hpp). Status-only updates are install's own writes and wake nothing, so an
-  // ERROR is retried with per-key backoff.
-  auto enqueue_iops = [&install_q, &iops](const runtime::Object& o) {
-    install_q.add(runtime::object_key(*o));
-    for (const std::string& k : iops.store.keys())
-      install_q.add(k);
-  };
-  iops.store.add_handlers(
-      {.on_add = enqueue_iops,
-       .on_update =
-           [enqueue_iops](const runtime::Object& old_object, const runtime::Object& new_object) {
-             if (reconcilers::install_relevant_change(*old_object, *new_object))
-               enqueue_iops(new_object);
-           },
-       .on_delete = enqueue_iops});
-  auto owner_of = [](const rapidjson::Value& o) {
-    std::vector<std::string> keys;
-    if (auto k = reconcilers::owner_key(o)) keys.push_back(*k);
-    return keys;
-  };
-  // Drift of what install applied (and the workloads' readiness, which is its status): any
-  // change to an owned object enqueues its IstioOperator.
-  for (auto* w : {&deployments, &daemonsets, &configmaps})
-    w->store.add_handlers(runtime::enqueue_mapped(install_q, owner_of));
-  for (auto& w : drift)
-    w->store.add_handlers(runtime::enqueue_mapped(install_q, owner_of));
-  for (auto* w : {&iops, &webhooks, &secrets})
-    w->store.add_handlers(enqueue_all(webhooks_q));
-  for (auto* w : {&iops, &namespaces, &webhooks})
-    w->store.add_handlers(enqueue_all(revisions_q));
-  webhooks_q.add(kAll);
-  revisions_q.add(kAll);
-  secrets.store.add_handlers(enqueue_all(certificates_q));
-  webhooks.store.add_handlers(enqueue_all(certificates_q));
-  certificates_q.add(kAll);  // create the Secret when there is none
   if (opts.restarts) {
-    for (auto* w : {&iops, &namespaces, &webhooks, &configmaps})
-      w->store.add_handlers(enqueue_all(restarts_q));
-    restarts_q.add(kAll);
+    reconcilers::RestartsConfig rc;
+    rc.control_plane_namespace = opts.ns;
+    rc.native_sidecars = defaults.native_sidecars;
+    reconcilers::setup_restarts(setup, rc);
   }
+  cache.add_to(manager);
 
-  runtime::ManagerOptions mo;
-  mo.health_address = opts.health_address;
-  mo.leader_election = opts.leader_elect;
-  mo.leader_election_config.identity = runtime::default_identity();
-  mo.not_ready = [&server] { return server.stuck_reason(); };
-  runtime::Manager manager(control, clock, runtime_metrics, mo);
-  runtime::KubeLeaseLock lease(client, opts.ns, opts.lease_name);
-  if (opts.leader_elect) manager.set_lease_lock(lease);
-  for (auto* w :
-       {&iops, &namespaces, &webhooks, &configmaps, &secrets, &deployments, &daemonsets, &pods})
-    manager.add_informer(w->informer);
-  for (auto& w : planned)
-    manager.add_informer(w->informer);
-  for (auto& w : drift)
-    manager.add_informer(w->informer);
-  for (auto* q : {&install_q, &webhooks_q, &revisions_q, &certificates_q})
-    manager.add_queue(*q);
-  for (auto* c : {&install_c, &webhooks_c, &revisions_c, &certificates_c})
-    manager.add_controller(*c);
-  if (opts.restarts) {
-    manager.add_queue(restarts_q);
-    manager.add_controller(restarts_c);
-  }
   log::info("meshop operator starting",
             {{"namespace", opts.ns},
              {"webhook", opts.local ? "https://127.0.0.1:" + std::to_string(host_port->second)

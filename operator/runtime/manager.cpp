@@ -28,6 +28,15 @@ Manager::Manager(asio::io_context& ioc, Clock& clock, RuntimeMetrics& metrics,
                  ManagerOptions options)
     : ioc_(ioc), clock_(clock), metrics_(metrics), options_(std::move(options)) {}
 
+Controller& Manager::adopt(std::unique_ptr<WorkQueue> queue,
+                           std::unique_ptr<Controller> controller) {
+  add_queue(*queue);
+  add_controller(*controller);
+  owned_queues_.push_back(std::move(queue));
+  owned_controllers_.push_back(std::move(controller));
+  return *owned_controllers_.back();
+}
+
 Manager::~Manager() = default;
 
 bool Manager::synced() const {

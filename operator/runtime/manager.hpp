@@ -5,6 +5,7 @@
 //   Manager mgr(ioc, clock, registry, {.health_address = ":8081", .leader_election = true, ...});
 //   mgr.add_informer(configmaps);  mgr.add_queue(queue);  mgr.add_controller(controller);
 //   mgr.set_lease_lock(lease_lock);
+//   (or ControllerBuilder(mgr, cache, name)...complete(...), which adds and gives ownership)
 //   return mgr.run();             // blocks on ioc; the process's exit code
 //
 // Sequence: serve /healthz /readyz /metrics -> start informers -> wait until all synced (readyz
@@ -55,6 +56,12 @@ class Manager {
   void add_queue(WorkQueue& queue) { queues_.push_back(&queue); }
   void add_controller(Controller& controller) { controllers_.push_back(&controller); }
   void set_lease_lock(LeaseLock& lock) { lease_lock_ = &lock; }
+  // A queue and its controller that the manager owns from now on (ControllerBuilder).
+  Controller& adopt(std::unique_ptr<WorkQueue> queue, std::unique_ptr<Controller> controller);
+
+  boost::asio::any_io_executor executor() { return ioc_.get_executor(); }
+  Clock& clock() { return clock_; }
+  RuntimeMetrics& metrics() { return metrics_; }
 
   int run();
   void request_shutdown();
@@ -76,6 +83,9 @@ class Manager {
   std::vector<Informer*> informers_;
   std::vector<WorkQueue*> queues_;
   std::vector<Controller*> controllers_;
+  // Adopted: queues first, so that the controllers (which use them) are destroyed before.
+  std::vector<std::unique_ptr<WorkQueue>> owned_queues_;
+  std::vector<std::unique_ptr<Controller>> owned_controllers_;
   LeaseLock* lease_lock_ = nullptr;
   std::unique_ptr<LeaderElector> elector_;
   std::unique_ptr<HealthServer> health_;
