@@ -4,7 +4,10 @@ RUN apt-get update && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config git ca-certificates \
       libboost1.81-dev libssl-dev rapidjson-dev libyaml-dev libcli11-dev libre2-dev \
       prometheus-cpp-dev \
+      golang-go python3 python3-yaml \
     && rm -rf /var/lib/apt/lists/*
+# The build fetches the bundled Istio chart sets (manifests/versions.yaml) from the Go module
+# proxy: hack/chart-sets.sh runs `go mod download` (network needed in this stage).
 WORKDIR /src
 COPY . .
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \

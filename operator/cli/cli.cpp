@@ -5,9 +5,20 @@
 
 #include "operator/cli/commands.hpp"
 #include "operator/log/log.hpp"
+#include "operator/manifest/chart_sets.hpp"
 #include "operator/version.hpp"
 
 namespace meshop::cli {
+
+std::string version_text() {
+  std::string text =
+      "meshop version " + std::string(version()) + " (commit " + std::string(git_commit()) + ")";
+  text += "\nIstio versions:";
+  for (const manifest::ChartSet& s : manifest::chart_sets())
+    text += " " + s.version + (&s == &manifest::default_chart_set() ? " (default)" : "");
+  return text;
+}
+
 namespace {
 
 // Commands whose implementation has not landed yet. They are listed so `--help` shows the
@@ -22,10 +33,6 @@ const std::vector<Planned>& planned_commands() {
   // Commands announced in --help before they exist; none at the moment.
   static const std::vector<Planned> cmds = {};
   return cmds;
-}
-
-std::string version_text() {
-  return "meshop version " + std::string(version()) + " (commit " + std::string(git_commit()) + ")";
 }
 
 std::string command_path(const CLI::App* app) {

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <ostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -15,6 +16,9 @@ struct Context {
   // Set by the parsed command; returns the exit code.
   std::function<int()> action;
 };
+
+// "meshop version V (commit C)\nIstio versions: 1.31 (default) 1.30" (cli.cpp).
+std::string version_text();
 
 void add_version_command(CLI::App& root, Context& ctx);
 void add_template_command(CLI::App& root, Context& ctx);

@@ -1,10 +1,12 @@
-// `meshop version`: the version and the git commit the binary was built from.
+// `meshop version`: the version and git commit the binary was built from, and the Istio
+// versions whose chart sets it carries (manifest::chart_sets()).
 #include <memory>
 #include <string>
 
 #include "operator/cli/cli.hpp"
 #include "operator/cli/commands.hpp"
 #include "operator/log/log.hpp"
+#include "operator/manifest/chart_sets.hpp"
 #include "operator/version.hpp"
 
 namespace meshop::cli {
@@ -19,12 +21,36 @@ void add_version_command(CLI::App& root, Context& ctx) {
       if (*output == "short") {
         ctx.out << version() << '\n';
       } else if (*output == "json") {
-        std::string v, c;
-        log::append_json_escaped(v, version());
-        log::append_json_escaped(c, git_commit());
-        ctx.out << "{\"version\":\"" << v << "\",\"gitCommit\":\"" << c << "\"}\n";
+        std::string out = "{\"version\":\"";
+        log::append_json_escaped(out, version());
+        out += "\",\"gitCommit\":\"";
+        log::append_json_escaped(out, git_commit());
+        out += "\",\"istioVersions\":[";
+        bool first = true;
+        for (const manifest::ChartSet& s : manifest::chart_sets()) {
+          if (!first) out += ',';
+          first = false;
+          out += "{";
+          for (auto [key, value] :
+               {std::pair<const char*, const std::string*>{"version", &s.version},
+                {"module", &s.module},
+                {"sha256", &s.sha256},
+                {"hub", &s.hub},
+                {"tag", &s.tag}}) {
+            out += '"';
+            out += key;
+            out += "\":\"";
+            log::append_json_escaped(out, *value);
+            out += "\",";
+          }
+          out += "\"default\":";
+          out += &s == &manifest::default_chart_set() ? "true" : "false";
+          out += "}";
+        }
+        out += "]}\n";
+        ctx.out << out;
       } else {
-        ctx.out << "meshop version " << version() << " (commit " << git_commit() << ")\n";
+        ctx.out << version_text() << '\n';
       }
       return kExitOk;
     };

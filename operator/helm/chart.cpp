@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "api/yaml.hpp"
@@ -106,16 +107,18 @@ Value metadata_map(const rapidjson::Value& doc) {
   return Value::map(std::move(m));
 }
 
-api::Result<Chart> load(const std::filesystem::path& dir, const std::string& parent_path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    return api::Error{"chart directory " + dir.string() + ": not a directory"};
-  auto chart_yaml = read_file(dir / "Chart.yaml");
-  if (!chart_yaml) return api::Error{"chart " + dir.string() + ": Chart.yaml file is missing"};
-  auto meta = api::yaml_to_json(*chart_yaml);
-  if (!meta) return api::Error{"chart " + dir.string() + ": Chart.yaml: " + meta.message()};
-  if (!meta->IsObject()) return api::Error{"chart " + dir.string() + ": Chart.yaml: not a mapping"};
+bool is_packaged(std::string_view name) {
+  return name.ends_with(".tgz") || name.ends_with(".tar.gz");
+}
+
+api::Result<Chart> load(const ChartTree& tree, const std::string& label,
+                        const std::string& parent_path) {
+  auto chart_yaml = tree.find("Chart.yaml");
+  if (chart_yaml == tree.end())
+    return api::Error{"chart " + label + ": Chart.yaml file is missing"};
+  auto meta = api::yaml_to_json(chart_yaml->second);
+  if (!meta) return api::Error{"chart " + label + ": Chart.yaml: " + meta.message()};
+  if (!meta->IsObject()) return api::Error{"chart " + label + ": Chart.yaml: not a mapping"};
   Chart c;
   c.name = string_member(*meta, "name");
   c.version = string_member(*meta, "version");
@@ -123,27 +126,24 @@ api::Result<Chart> load(const std::filesystem::path& dir, const std::string& par
   c.type = string_member(*meta, "type");
   std::string api_version = string_member(*meta, "apiVersion");
   if (api_version.empty())
-    return api::Error{"chart " + dir.string() +
-                      ": validation: chart.metadata.apiVersion is required"};
+    return api::Error{"chart " + label + ": validation: chart.metadata.apiVersion is required"};
   if (api_version != "v1" && api_version != "v2")
-    return api::Error{"chart " + dir.string() + ": apiVersion '" + api_version +
+    return api::Error{"chart " + label + ": apiVersion '" + api_version +
                       "' is not valid. The value must be either \"v1\" or \"v2\""};
   if (c.name.empty())
-    return api::Error{"chart " + dir.string() + ": validation: chart.metadata.name is required"};
+    return api::Error{"chart " + label + ": validation: chart.metadata.name is required"};
   if (c.version.empty())
-    return api::Error{"chart " + dir.string() + ": validation: chart.metadata.version is required"};
+    return api::Error{"chart " + label + ": validation: chart.metadata.version is required"};
   if (c.type != "" && c.type != "application" && c.type != "library")
-    return api::Error{"chart " + dir.string() +
+    return api::Error{"chart " + label +
                       ": validation: chart.metadata.type must be application or library"};
   c.metadata = metadata_map(*meta);
   c.full_path = parent_path.empty() ? c.name : parent_path + "/charts/" + c.name;
   c.is_root = parent_path.empty();
 
   c.values = Value::map(std::make_shared<Map>());
-  if (fs::exists(dir / "values.yaml", ec)) {
-    auto text = read_file(dir / "values.yaml");
-    if (!text) return api::Error{"chart " + c.name + ": " + text.message()};
-    auto doc = api::yaml_to_json(*text);
+  if (auto values = tree.find("values.yaml"); values != tree.end()) {
+    auto doc = api::yaml_to_json(values->second);
     if (!doc) return api::Error{"chart " + c.name + ": values.yaml: " + doc.message()};
     if (doc->IsObject())
       c.values = template_engine::funcs::from_rapidjson(*doc);
@@ -151,43 +151,34 @@ api::Result<Chart> load(const std::filesystem::path& dir, const std::string& par
       return api::Error{"chart " + c.name + ": values.yaml: not a mapping"};
   }
 
-  std::vector<fs::path> subcharts;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    fs::path rel = fs::relative(it->path(), dir, ec);
-    std::string name = rel.generic_string();
+  // charts/<sub>/...: what is inside a subchart belongs to it (the tree is sorted, so each
+  // subchart's files are contiguous and subcharts come in name order).
+  std::map<std::string, ChartTree> subcharts;
+  for (const auto& [name, data] : tree) {
     if (name.rfind("charts/", 0) == 0) {
-      // charts/<sub> only: what is inside a subchart belongs to it.
-      if (std::count(name.begin(), name.end(), '/') == 1) {
-        if (it->is_directory())
-          subcharts.push_back(it->path());
-        else if (name.ends_with(".tgz") || name.ends_with(".tar.gz"))
+      std::string rest = name.substr(7);
+      std::size_t slash = rest.find('/');
+      if (slash == std::string::npos) {
+        if (is_packaged(rest))
           return api::Error{"chart " + c.name + ": " + name +
                             ": packaged subcharts are not supported; unpack it into charts/"};
+        continue;
       }
-      if (it->is_directory()) it.disable_recursion_pending();
+      subcharts[rest.substr(0, slash)].emplace(rest.substr(slash + 1), data);
       continue;
     }
-    if (!it->is_regular_file()) continue;
     if (name == "Chart.yaml" || name == "values.yaml" || name == "Chart.lock" ||
         name == "requirements.yaml" || name == "requirements.lock" || name == "values.schema.json")
       continue;
-    auto data = read_file(it->path());
-    if (!data) return api::Error{"chart " + c.name + ": " + data.message()};
     if (name.rfind("templates/", 0) == 0)
-      c.templates.push_back({name, std::move(*data)});
+      c.templates.push_back({name, data});
     else
-      c.files.push_back({name, std::move(*data)});
+      c.files.push_back({name, data});
   }
-  if (ec) return api::Error{"chart " + dir.string() + ": " + ec.message()};
-  auto by_name = [](const ChartFile& a, const ChartFile& b) { return a.name < b.name; };
-  std::sort(c.templates.begin(), c.templates.end(), by_name);
-  std::sort(c.files.begin(), c.files.end(), by_name);
-  std::sort(subcharts.begin(), subcharts.end());
-  for (const fs::path& s : subcharts) {
-    auto sub = load(s, c.full_path);
-    if (!sub) return api::Error{"chart " + c.name + ": subchart: " + sub.message()};
-    c.dependencies.push_back(std::move(*sub));
+  for (const auto& [sub, files] : subcharts) {
+    auto loaded = load(files, label + "/charts/" + sub, c.full_path);
+    if (!loaded) return api::Error{"chart " + c.name + ": subchart: " + loaded.message()};
+    c.dependencies.push_back(std::move(*loaded));
   }
   return c;
 }
@@ -201,8 +192,39 @@ std::vector<ChartFile> Chart::crds() const {
   return out;
 }
 
+api::Result<ChartTree> read_chart_tree(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return api::Error{"chart directory " + dir.string() + ": not a directory"};
+  ChartTree tree;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    std::string name = fs::relative(it->path(), dir, ec).generic_string();
+    if (ec) break;
+    // A packaged subchart is refused by load(), by name: no need to read it.
+    if (name.rfind("charts/", 0) == 0 && is_packaged(name) &&
+        std::count(name.begin(), name.end(), '/') == 1) {
+      tree.emplace(std::move(name), std::string());
+      continue;
+    }
+    auto data = read_file(it->path());
+    if (!data) return api::Error{"chart " + dir.string() + ": " + data.message()};
+    tree.emplace(std::move(name), std::move(*data));
+  }
+  if (ec) return api::Error{"chart " + dir.string() + ": " + ec.message()};
+  return tree;
+}
+
 api::Result<Chart> load_chart(const std::filesystem::path& dir) {
-  return load(dir, "");
+  auto tree = read_chart_tree(dir);
+  if (!tree) return api::Error{tree.message()};
+  return load(*tree, dir.string(), "");
+}
+
+api::Result<Chart> load_chart(const ChartTree& files, const std::string& label) {
+  return load(files, label, "");
 }
 
 }  // namespace meshop::helm

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,15 @@ struct Chart {
   std::vector<ChartFile> crds() const;
 };
 
+// A chart's files by path relative to its root ('/' separated): a directory read into memory
+// (read_chart_tree), or a chart of an embedded chart set (manifest::ChartSet::tree).
+using ChartTree = std::map<std::string, std::string>;
+
 // Loads the chart in `dir`. Errors name the chart directory and the file.
 api::Result<Chart> load_chart(const std::filesystem::path& dir);
+// Loads a chart from its files; `label` names it in errors as the directory would.
+api::Result<Chart> load_chart(const ChartTree& files, const std::string& label);
+// The regular files under `dir`, recursively.
+api::Result<ChartTree> read_chart_tree(const std::filesystem::path& dir);
 
 }  // namespace meshop::helm

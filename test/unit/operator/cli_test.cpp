@@ -28,7 +28,7 @@ TEST(Cli, VersionPrintsVersionAndCommit) {
   auto r = run_args({"version"});
   EXPECT_EQ(r.code, kExitOk);
   EXPECT_EQ(r.out, "meshop version " + std::string(version()) + " (commit " +
-                       std::string(git_commit()) + ")\n");
+                       std::string(git_commit()) + ")\nIstio versions: 1.31 (default) 1.30\n");
   EXPECT_FALSE(version().empty());
   EXPECT_FALSE(git_commit().empty());
 }
@@ -37,6 +37,15 @@ TEST(Cli, VersionJsonIsParseableShape) {
   auto r = run_args({"version", "-o", "json"});
   EXPECT_EQ(r.code, kExitOk);
   EXPECT_EQ(r.out.rfind("{\"version\":\"" + std::string(version()) + "\",\"gitCommit\":\"", 0), 0u)
+      << r.out;
+  // The bundled Istio versions, as manifests/versions.yaml names them.
+  EXPECT_NE(r.out.find(R"({"version":"1.31","module":"v0.0.0-20260827124520-eed52ebb66ad",)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(R"("version":"1.30","module":"v0.0.0-20260826214018-9739e10eb9d7",)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(R"("tag":"1.31-dev.eed52ebb66ad","default":true})"), std::string::npos)
       << r.out;
 }
 

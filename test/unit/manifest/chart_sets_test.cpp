@@ -1,0 +1,150 @@
+// The chart sets compiled into the binary (manifests/versions.yaml, hack/chart-sets.sh): both
+// bundled versions are there with their table entries, their bytes are the module's files (the
+// table's sha256, recomputed here over what the binary holds), and every chart loads from the
+// embedded set exactly as from the module's directory in the Go module cache.
+#include "operator/manifest/chart_sets.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+
+#include "operator/helm/chart.hpp"
+#include "operator/template/funcs_support.hpp"
+
+namespace meshop::manifest {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string sha256_hex(const ChartSet& s) {
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  for (const auto& [path, data] : s.files) {
+    std::string head = path + "\n" + std::to_string(data.size()) + "\n";
+    EVP_DigestUpdate(ctx, head.data(), head.size());
+    EVP_DigestUpdate(ctx, data.data(), data.size());
+  }
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  EVP_DigestFinal_ex(ctx, md, &n);
+  EVP_MD_CTX_free(ctx);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < n; ++i) {
+    out += hex[md[i] >> 4];
+    out += hex[md[i] & 15];
+  }
+  return out;
+}
+
+// The module directory of a bundled version (hack/chart-sets.sh --dir), "" when unavailable.
+std::string module_dir(const std::string& version) {
+  std::string cmd = "bash '" + std::string(MESHOP_SOURCE_DIR) + "/hack/chart-sets.sh' --dir '" +
+                    version + "' 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return {};
+  char buf[4096];
+  std::string out;
+  while (fgets(buf, sizeof buf, p) != nullptr)
+    out += buf;
+  pclose(p);
+  while (!out.empty() && out.back() == '\n')
+    out.pop_back();
+  return out;
+}
+
+std::string json(const template_engine::Value& v) {
+  std::string out;
+  EXPECT_TRUE(template_engine::funcs::append_json(out, v, {}));
+  return out;
+}
+
+void expect_same_chart(const helm::Chart& a, const helm::Chart& b, const std::string& where) {
+  EXPECT_EQ(a.name, b.name) << where;
+  EXPECT_EQ(a.version, b.version) << where;
+  EXPECT_EQ(a.full_path, b.full_path) << where;
+  EXPECT_EQ(json(a.metadata), json(b.metadata)) << where;
+  EXPECT_EQ(json(a.values), json(b.values)) << where;
+  ASSERT_EQ(a.templates.size(), b.templates.size()) << where;
+  for (std::size_t i = 0; i < a.templates.size(); ++i) {
+    EXPECT_EQ(a.templates[i].name, b.templates[i].name) << where;
+    EXPECT_EQ(a.templates[i].data, b.templates[i].data) << where << " " << a.templates[i].name;
+  }
+  ASSERT_EQ(a.files.size(), b.files.size()) << where;
+  for (std::size_t i = 0; i < a.files.size(); ++i) {
+    EXPECT_EQ(a.files[i].name, b.files[i].name) << where;
+    EXPECT_EQ(a.files[i].data, b.files[i].data) << where << " " << a.files[i].name;
+  }
+  ASSERT_EQ(a.dependencies.size(), b.dependencies.size()) << where;
+  for (std::size_t i = 0; i < a.dependencies.size(); ++i)
+    expect_same_chart(a.dependencies[i], b.dependencies[i], where + " > " + a.dependencies[i].name);
+}
+
+TEST(ChartSets, BothVersionsAreBundledAsTheTableSays) {
+  ASSERT_EQ(chart_sets().size(), 2u);
+  EXPECT_EQ(default_chart_set().version, "1.31");
+  const ChartSet* v131 = find_chart_set("1.31");
+  const ChartSet* v130 = find_chart_set("1.30");
+  ASSERT_NE(v131, nullptr);
+  ASSERT_NE(v130, nullptr);
+  EXPECT_EQ(find_chart_set("1.29"), nullptr);
+  EXPECT_EQ(v131->module, "v0.0.0-20260827124520-eed52ebb66ad");
+  EXPECT_EQ(v130->module, "v0.0.0-20260826214018-9739e10eb9d7");
+  EXPECT_NE(v131->tag, v130->tag) << "two versions' proxies must differ";
+  EXPECT_FALSE(v131->hub.empty());
+  for (const ChartSet* s : {v131, v130}) {
+    EXPECT_EQ(sha256_hex(*s), s->sha256)
+        << "the embedded bytes of " << s->version << " are not the files the table names";
+    for (const char* f :
+         {"charts/base/Chart.yaml", "charts/istio-control/istio-discovery/values.yaml",
+          "charts/istio-control/istio-discovery/files/injection-template.yaml",
+          "profiles/default.yaml"})
+      EXPECT_TRUE(s->file(f).has_value()) << s->version << " " << f;
+    std::vector<std::string> profiles = s->profiles();
+    for (const char* p : {"default", "minimal", "demo", "ambient", "openshift", "remote"})
+      EXPECT_NE(std::find(profiles.begin(), profiles.end(), p), profiles.end())
+          << s->version << " profile " << p;
+  }
+}
+
+TEST(ChartSets, EveryChartLoadsFromTheBinaryAsFromTheModuleCache) {
+  for (const ChartSet& s : chart_sets()) {
+    std::string dir = module_dir(s.version);
+    if (dir.empty() || !fs::exists(dir))
+      GTEST_SKIP() << "module of " << s.version << " not available";
+    int charts = 0;
+    for (const auto& [path, data] : s.files) {
+      if (!path.ends_with("/Chart.yaml") || path.rfind("charts/", 0) != 0) continue;
+      std::string root = path.substr(0, path.size() - std::string("/Chart.yaml").size());
+      if (root.find("/charts/") != std::string::npos)
+        continue;  // a subchart: loaded with its parent
+      auto embedded = helm::load_chart(s.tree(root), s.version + ":" + root);
+      auto on_disk = helm::load_chart(fs::path(dir) / "manifests" / root);
+      ASSERT_TRUE(embedded.ok()) << embedded.message();
+      ASSERT_TRUE(on_disk.ok()) << on_disk.message();
+      expect_same_chart(*embedded, *on_disk, s.version + ":" + root);
+      ++charts;
+    }
+    EXPECT_GE(charts, 8) << s.version;
+  }
+}
+
+TEST(ChartSets, ErrorsOfAnEmbeddedChartNameIt) {
+  helm::ChartTree tree = {{"values.yaml", "a: 1\n"}};
+  auto c = helm::load_chart(tree, "1.31:charts/missing");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.message(), "chart 1.31:charts/missing: Chart.yaml file is missing");
+  tree = {{"Chart.yaml", "apiVersion: v2\nname: x\nversion: 1.0.0\n"}, {"charts/sub.tgz", ""}};
+  c = helm::load_chart(tree, "x");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.message().find("charts/sub.tgz: packaged subcharts are not supported"),
+            std::string::npos)
+      << c.message();
+}
+
+}  // namespace
+}  // namespace meshop::manifest
