@@ -239,7 +239,7 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
         break;
       case Verdict::kStale: {
         e.cause = restart_cause(e.plan);
-        std::string why, pdb;
+        std::string why, blocking;
         std::vector<const rapidjson::Value*> pdbs;
         for (const auto& pdb : view.pod_disruption_budgets)
           if (api::string_at(pdb, {"metadata", "namespace"}) == ns) pdbs.push_back(&pdb);
@@ -271,9 +271,9 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
             e.evict.waiting = why;
           }
           e.why = evict_progress(e.evict);
-        } else if (!evict && !(pdb = blocking_pdb(pdbs, tmpl_labels)).empty()) {
+        } else if (!evict && !(blocking = blocking_pdb(pdbs, tmpl_labels)).empty()) {
           e.action = Action::kDeferred;
-          e.why = "PodDisruptionBudget " + pdb + " allows no disruption now";
+          e.why = "PodDisruptionBudget " + blocking + " allows no disruption now";
         } else if (!e.plan.target_revision.empty() &&
                    !control_plane_healthy(e.plan.target_revision, why)) {
           e.action = Action::kDeferred;
