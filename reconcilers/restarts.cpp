@@ -436,6 +436,11 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
           evicted_at_.erase(it);
           continue;
         }
+        if (!e.evict.failed.empty()) {
+          evicted_at_.erase(it);
+          fail_entry(key, e, e.evict.failed);
+          continue;
+        }
         report.progressing.push_back({key, e.evict.waiting});
         ++running;
         ++running_per_ns[e.plan.ns];
