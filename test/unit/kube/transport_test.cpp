@@ -229,8 +229,9 @@ TEST_F(KubeTransport, EvictionRefusedByABudgetIsReturnedAtOnceNamingIt) {
   ASSERT_EQ(server_.seen.size(), 1u) << "a budget's refusal is the caller's to wait on";
   EXPECT_EQ(server_.seen[0].method, "POST");
   EXPECT_EQ(server_.seen[0].target, "/api/v1/namespaces/n/pods/web-1/eviction");
-  EXPECT_EQ(server_.seen[0].body,
-            R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"web-1","namespace":"n"}})");
+  EXPECT_EQ(
+      server_.seen[0].body,
+      R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"web-1","namespace":"n"}})");
 
   auto dry = run(c->evict("n", "web-1", true));
   ASSERT_TRUE(dry) << dry.error().message;
