@@ -88,24 +88,22 @@ w = json.load(sys.stdin)["workloads"]
 assert len(w) == 1 and w[0]["strategy"] == "Evict" and w[0]["action"] == "Restart", w' \
   || fail "JSON plan does not show strategy Evict"
 
-# The PDB's status, sampled while the wave runs (one line per sample).
+# The PDB's status while the wave runs: a watch, so every status the disruption controller and
+# the eviction API write is seen (one line each, stamped when it arrived).
 : > "$work/pdb-trace.txt"
-(
-  while [ ! -e "$work/stop" ]; do
-    kubectl -n "$ns" get pdb web-pdb -o jsonpath='{.status.disruptionsAllowed} {.status.currentHealthy} {.status.desiredHealthy} {.status.expectedPods}{"\n"}' 2>/dev/null |
-      sed "s/^/$(date -u +%H:%M:%S.%N | cut -c1-12) /" >> "$work/pdb-trace.txt"
-    sleep 0.2
-  done
-) &
-sampler_pid=$!
+kubectl -n "$ns" get pdb web-pdb -w \
+  -o jsonpath='{.status.disruptionsAllowed} {.status.currentHealthy} {.status.desiredHealthy} {.status.expectedPods} rv={.metadata.resourceVersion}{"\n"}' \
+  > >(while read -r line; do echo "$(date -u +%H:%M:%S.%N | cut -c1-12) $line"; done >> "$work/pdb-trace.txt") &
+sampler_pid=$!  # kubectl's: when it ends, the stamping loop ends too
+wait_for 10 "the PDB watch" test -s "$work/pdb-trace.txt"
 "$MESHOP_BIN" restart run -n "$ns" --wait --timeout 4m > "$work/run.log" 2>&1 || fail "restart run failed"
 kubectl -n "$ns" rollout status deployment/web --timeout=60s >/dev/null
-sleep 1  # one more sample after the last replacement is Ready
-touch "$work/stop"
-wait "$sampler_pid"
+wait_for 30 "web-pdb allows 1 again" pdb_allows "$ns" web-pdb 1
+sleep 1  # the watch's last lines
+kill "$sampler_pid" 2>/dev/null || true
 sampler_pid=
 echo "--- meshop restart run"; cat "$work/run.log"
-echo "--- PDB web-pdb during the wave: time disruptionsAllowed currentHealthy desiredHealthy expectedPods"
+echo "--- PDB web-pdb during the wave: time disruptionsAllowed currentHealthy desiredHealthy expectedPods resourceVersion"
 cat "$work/pdb-trace.txt"
 [ -n "${MESHOP_EVICT_TRACE:-}" ] && cp "$work/pdb-trace.txt" "$MESHOP_EVICT_TRACE"
 [ "$(grep -c '^evicted    pod ' "$work/run.log")" = 4 ] || fail "expected 4 evictions"
@@ -113,14 +111,14 @@ grep -q "^restarted  Deployment/$ns/web" "$work/run.log" || fail "no restart lin
 grep -q "^completed  Deployment/$ns/web" "$work/run.log" || fail "no completion line"
 python3 - "$work/pdb-trace.txt" <<'PY' || fail "the PDB was violated during the wave"
 import sys
-rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 5]
+rows = [l.split()[:5] for l in open(sys.argv[1]) if len(l.split()) == 6]
 assert rows, "no samples"
 allowed = [int(r[1]) for r in rows]
 assert min(allowed) >= 0, f"disruptionsAllowed went to {min(allowed)}"
 for t, a, cur, want, exp in rows:
     assert int(cur) >= int(want), f"{t}: currentHealthy {cur} < desiredHealthy {want}"
-print(f"{len(rows)} samples, disruptionsAllowed min {min(allowed)} max {max(allowed)}, "
-      f"{sum(1 for a in allowed if a == 0)} samples at 0 (an eviction in flight)")
+print(f"{len(rows)} PDB states, disruptionsAllowed min {min(allowed)} max {max(allowed)}, "
+      f"{sum(1 for a in allowed if a == 0)} at 0 (an eviction in flight)")
 PY
 
 [ "$(kubectl -n "$ns" get deployment web -o jsonpath='{.metadata.generation}')" = "$generation" ] ||
