@@ -10,7 +10,9 @@
 #      and on canary, and each replacement was Ready before the next pod was evicted;
 #   2. a Deployment whose PDB says maxUnavailable 0: the plan (a dry-run eviction) and the run
 #      (the apiserver's 429) show it Deferred naming the PDB, nothing is evicted; once the PDB
-#      is relaxed the same `restart run --wait` proceeds and completes.
+#      is relaxed the same `restart run --wait` proceeds and completes;
+#   3. a StatefulSet (pods recreated under the same names) and a DaemonSet move the same way,
+#      their generation unchanged.
 # The PDB trace of part 1 is printed (and kept in $MESHOP_EVICT_TRACE when set).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -20,7 +22,8 @@ set -euo pipefail
 id=$RANDOM
 ns=e2e-evict-$id
 locked_ns=e2e-evict-locked-$id
-namespaces=("$ns" "$locked_ns")
+kinds_ns=e2e-evict-kinds-$id
+namespaces=("$ns" "$locked_ns" "$kinds_ns")
 work=$(mktemp -d)
 sampler_pid=
 run_pid=
@@ -30,11 +33,12 @@ cleanup() {
   [ -n "$sampler_pid" ] && kill "$sampler_pid" 2>/dev/null
   [ -n "$run_pid" ] && kill "$run_pid" 2>/dev/null
   if [ "$rc" != 0 ]; then
-    for f in run.log run2.log; do
+    for f in run.log run2.log run3.log; do
       [ -f "$work/$f" ] && { echo "--- debug: $f" >&2; cat "$work/$f" >&2; }
     done
     kubectl -n "$ns" get pods,pdb -o wide >&2
     kubectl -n "$locked_ns" get pods,pdb -o wide >&2
+    kubectl -n "$kinds_ns" get pods -o wide >&2
   fi
   rl_cleanup "$rc"
   rm -rf "$work"
@@ -61,8 +65,31 @@ kubectl -n "$locked_ns" create deployment locked --image=registry.invalid/locked
 kubectl -n "$locked_ns" patch deployment locked --type=merge \
   -p '{"spec":{"strategy":{"rollingUpdate":{"maxUnavailable":1}}}}' >/dev/null
 kubectl -n "$locked_ns" create poddisruptionbudget locked-pdb --selector=app=locked --max-unavailable=0 >/dev/null
+kubectl -n "$kinds_ns" apply -f - >/dev/null <<'YAML'
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 3
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: registry.invalid/db:1}]}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: agent, image: registry.invalid/agent:1}]}
+YAML
 kubectl -n "$ns" rollout status deployment/web --timeout=120s >/dev/null
 kubectl -n "$locked_ns" rollout status deployment/locked --timeout=120s >/dev/null
+kubectl -n "$kinds_ns" rollout status statefulset/db --timeout=120s >/dev/null
+kubectl -n "$kinds_ns" rollout status daemonset/agent --timeout=120s >/dev/null
 pdb_allows() {  # NS PDB N
   [ "$(kubectl -n "$1" get pdb "$2" -o jsonpath='{.status.disruptionsAllowed}')" = "$3" ]
 }
@@ -177,5 +204,31 @@ echo "--- meshop restart run (locked)"; cat "$work/run2.log"
 kubectl -n "$locked_ns" rollout status deployment/locked --timeout=60s >/dev/null
 for p in $(pod_names "$locked_ns" app=locked); do
   [ "$(pod_revision "$locked_ns" "$p")" = canary ] || fail "locked pod $p is not on canary"
+done
+# --- 3. StatefulSet and DaemonSet.
+uids_before=$(kubectl -n "$kinds_ns" get pods -o jsonpath='{.items[*].metadata.uid}')
+gen_db=$(kubectl -n "$kinds_ns" get statefulset db -o jsonpath='{.metadata.generation}')
+gen_agent=$(kubectl -n "$kinds_ns" get daemonset agent -o jsonpath='{.metadata.generation}')
+kubectl label namespace "$kinds_ns" istio-injection- istio.io/rev=canary >/dev/null
+"$MESHOP_BIN" restart plan -n "$kinds_ns" | tee "$work/plan3.txt"
+for w in "StatefulSet +db" "DaemonSet +agent"; do
+  grep -E "^$kinds_ns +$w +RevisionChanged +default -> canary +Restart +Evict" "$work/plan3.txt" \
+    >/dev/null || fail "plan does not list $w as Restart by Evict"
+done
+"$MESHOP_BIN" restart run -n "$kinds_ns" --wait --timeout 4m > "$work/run3.log" 2>&1 ||
+  { cat "$work/run3.log"; fail "restart run of the StatefulSet and DaemonSet failed"; }
+echo "--- meshop restart run (StatefulSet, DaemonSet)"; cat "$work/run3.log"
+[ "$(grep -c '^evicted    pod ' "$work/run3.log")" = 4 ] || fail "expected 4 evictions (3 db, 1 agent)"
+kubectl -n "$kinds_ns" rollout status statefulset/db --timeout=60s >/dev/null
+kubectl -n "$kinds_ns" rollout status daemonset/agent --timeout=60s >/dev/null
+[ "$(kubectl -n "$kinds_ns" get statefulset db -o jsonpath='{.metadata.generation}')" = "$gen_db" ] ||
+  fail "the StatefulSet's generation changed"
+[ "$(kubectl -n "$kinds_ns" get daemonset agent -o jsonpath='{.metadata.generation}')" = "$gen_agent" ] ||
+  fail "the DaemonSet's generation changed"
+[ "$(pod_names "$kinds_ns" app=db)" = "db-0 db-1 db-2" ] || fail "StatefulSet pods: $(pod_names "$kinds_ns" app=db)"
+for p in $(pod_names "$kinds_ns" app=db) $(pod_names "$kinds_ns" app=agent); do
+  [[ " $uids_before " != *" $(kubectl -n "$kinds_ns" get pod "$p" -o jsonpath='{.metadata.uid}') "* ]] ||
+    fail "pod $p was not replaced"
+  [ "$(pod_revision "$kinds_ns" "$p")" = canary ] || fail "pod $p is not on canary"
 done
 echo PASS
