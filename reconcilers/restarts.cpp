@@ -726,7 +726,11 @@ void RestartsReconciler::record_transitions(const PassReport& report,
              "restarted for " + e.cause + "; waiting for the rollout");
         break;
       case Action::kNone:
-        // A workload restarted by this process whose pods now match: completed.
+        // A workload restarted by this process whose pods now match: completed (under Evict
+        // once the last replacement is Ready too, i.e. it is no longer progressing).
+        if (std::any_of(report.progressing.begin(), report.progressing.end(),
+                        [&](const RolloutReport& r) { return r.key == key; }))
+          break;
         if (auto it = last_state_.find(key);
             it != last_state_.end() && it->second.rfind("inprogress:", 0) == 0) {
           std::string cause = it->second.substr(std::string_view("inprogress:").size());
