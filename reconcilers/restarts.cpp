@@ -413,10 +413,53 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
   decisions_.begin_pass();
   report.plan = restart::plan_cluster(view, engines.desired(&decisions_), now, plan_options);
 
-  // 1. Rollouts in progress.
+  // 1. Rollouts and eviction waves in progress.
   std::map<std::string, int> running_per_ns;
   int running = 0;
-  for (const restart::PlanEntry& e : report.plan) {
+  auto fail_entry = [&](const std::string& key, const restart::PlanEntry& e,
+                        const std::string& message) {
+    report.failed.push_back({key, message});
+    if (e.policy.failure_policy == restart::FailurePolicy::kPause && !report.paused) {
+      report.paused = true;
+      report.pause_reason = "restart of " + key + " failed (" + message +
+                            "); failurePolicy Pause: no further restarts start";
+    }
+  };
+  std::erase_if(evicted_at_,
+                [&](const auto& kv) { return now - kv.second > std::chrono::hours(1); });
+  for (restart::PlanEntry& e : report.plan) {
+    if (e.policy.strategy == restart::Strategy::kEvict) {
+      std::string key = workload_key(e.plan);
+      if (e.action == Action::kNone) {
+        // Up to date; the last replacement may still be on its way to Ready.
+        auto it = evicted_at_.find(key);
+        if (it == evicted_at_.end()) continue;
+        if (e.evict.settled) {
+          evicted_at_.erase(it);
+          continue;
+        }
+        if (!e.evict.failed.empty()) {
+          evicted_at_.erase(it);
+          fail_entry(key, e, e.evict.failed);
+          continue;
+        }
+        report.progressing.push_back({key, e.evict.waiting});
+        ++running;
+        ++running_per_ns[e.plan.ns];
+        continue;
+      }
+      if (!evict_running(e, now)) continue;
+      e.action = Action::kInProgress;
+      if (!e.evict.failed.empty()) {
+        fail_entry(key, e, e.evict.failed);
+        continue;
+      }
+      report.progressing.push_back(
+          {key, e.evict.next.empty() ? e.evict.waiting : "evicting pod " + e.evict.next});
+      ++running;
+      ++running_per_ns[e.plan.ns];
+      continue;
+    }
     if (e.action != Action::kInProgress) continue;
     const rapidjson::Value* w = find_workload(view, e.plan);
     if (w == nullptr) continue;
@@ -468,12 +511,7 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
       }
     }
     if (status.state == restart::RolloutState::kFailed) {
-      report.failed.push_back({key, status.message});
-      if (e.policy.failure_policy == restart::FailurePolicy::kPause && !report.paused) {
-        report.paused = true;
-        report.pause_reason = "restart of " + key + " failed (" + status.message +
-                              "); failurePolicy Pause: no further restarts start";
-      }
+      fail_entry(key, e, status.message);
     } else {
       report.progressing.push_back({key, status.message});
       ++running;
@@ -481,9 +519,31 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
     }
   }
 
+  // Waves under way: the next pod goes once the previous replacement is Ready (evict_step), and
+  // none while a failure pauses the restarts.
+  if (execute && !report.paused) {
+    for (restart::PlanEntry& e : report.plan)
+      if (e.policy.strategy == restart::Strategy::kEvict && e.action == Action::kInProgress &&
+          !e.evict.next.empty()) {
+        auto st = co_await evict_next(e, view, false, report);
+        if (!st) co_return st.error();
+      }
+  }
+  // A pass that executes nothing asks the apiserver whether each next eviction would go.
+  if (!execute) {
+    for (restart::PlanEntry& e : report.plan) {
+      bool would = e.action == Action::kRestart || e.action == Action::kInProgress ||
+                   e.action == Action::kWouldRestart;
+      if (e.policy.strategy == restart::Strategy::kEvict && would && !e.evict.next.empty()) {
+        auto st = co_await evict_next(e, view, true, report);
+        if (!st) co_return st.error();
+      }
+    }
+  }
+
   // 2./3. Start admitted restarts.
   if (execute && !report.paused) {
-    for (const restart::PlanEntry& e : report.plan) {
+    for (restart::PlanEntry& e : report.plan) {
       bool wanted = e.action == Action::kRestart ||
                     (e.action == Action::kWouldRestart && config_.run_dry_run_entries);
       if (!wanted) continue;
@@ -491,6 +551,23 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
       if (e.policy.max_concurrent_per_namespace &&
           running_per_ns[e.plan.ns] >= *e.policy.max_concurrent_per_namespace)
         continue;
+      if (e.policy.strategy == restart::Strategy::kEvict) {
+        if (e.evict.next.empty()) continue;
+        std::size_t evicted = report.pods_evicted.size();
+        auto st = co_await evict_next(e, view, false, report);
+        if (!st) co_return st.error();
+        if (report.pods_evicted.size() == evicted) continue;  // refused: Deferred, not started
+        report.started.push_back(workload_key(e.plan));
+        ++running;
+        ++running_per_ns[e.plan.ns];
+        if (restarts_total_ != nullptr)
+          restarts_total_->with({std::string(restart::reason_name(*e.plan.reason)), "started"})
+              .Increment();
+        if (const rapidjson::Value* w = find_workload(view, e.plan); w != nullptr && events_)
+          events_->record(kube::reference_to(*w), kube::EventType::kNormal, "Restarted", "Restart",
+                          e.plan.detail + "; restarting by eviction, pod by pod (" + e.cause + ")");
+        continue;
+      }
       const kube::ResourceType* type = resource_of(e.plan.kind);
       if (type == nullptr) continue;
       std::string patch = restart::restart_patch(e.cause, now);
@@ -542,6 +619,83 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
   co_return report;
 }
 
+bool RestartsReconciler::evict_running(const restart::PlanEntry& e, SystemTime now) const {
+  if (e.policy.strategy != restart::Strategy::kEvict ||
+      e.plan.verdict != restart::Verdict::kStale || !e.evict.blocked.empty())
+    return false;
+  if (e.action == Action::kInProgress) return true;
+  bool runnable = e.action == Action::kRestart || e.action == Action::kDeferred ||
+                  (e.action == Action::kWouldRestart && config_.run_dry_run_entries);
+  if (!runnable) return false;
+  if (e.evict.started && e.action == Action::kWouldRestart) return true;
+  // Evicted by this process a moment ago: the replacement may not be in the view yet.
+  auto it = evicted_at_.find(workload_key(e.plan));
+  return it != evicted_at_.end() && now - it->second < e.policy.rollout_timeout;
+}
+
+kube::Task<api::Status> RestartsReconciler::evict_next(restart::PlanEntry& e,
+                                                       const restart::ClusterView& view,
+                                                       bool dry_run, PassReport& report) {
+  const SystemTime now = now_();
+  const std::string key = workload_key(e.plan);
+  const std::string pod = e.evict.next;
+  if (!dry_run) {
+    if (auto b = evict_backoff_.find(key); b != evict_backoff_.end() && now < b->second.until) {
+      e.action = Action::kDeferred;
+      e.why = b->second.why;
+      co_return api::ok_status();
+    }
+  }
+  auto evicted = co_await client_->evict(e.plan.ns, pod, dry_run);
+  if (evicted) {
+    if (dry_run) co_return api::ok_status();
+    evict_backoff_.erase(key);
+    evicted_at_[key] = now;
+    report.pods_evicted.push_back(e.plan.ns + "/" + pod);
+    log::info("evicted pod", {{"workload", key}, {"pod", pod}, {"cause", e.cause}});
+    if (const rapidjson::Value* w = find_workload(view, e.plan); w != nullptr && events_)
+      events_->record(kube::reference_to(*w), kube::EventType::kNormal, "Evicted", "Restart",
+                      "evicted pod " + pod + " for " + e.cause + " (" +
+                          std::to_string(e.evict.stale_left - 1) + " stale pods left)");
+    co_return api::ok_status();
+  }
+  const kube::Error& err = evicted.error();
+  if (err.is(kube::ErrorKind::kNotFound) || err.is(kube::ErrorKind::kConflict))
+    co_return api::ok_status();  // gone or changed meanwhile: the next pass sees it
+  if (err.is(kube::ErrorKind::kTooManyRequests)) {
+    std::string pdb = restart::budget_of_refusal(err.message);
+    e.action = Action::kDeferred;
+    e.why = (pdb.empty() ? std::string("the apiserver") : "PodDisruptionBudget " + pdb) +
+            " refuses the eviction of pod " + pod + " now: " + err.message;
+    if (!dry_run) {
+      EvictBackoff& b = evict_backoff_[key];
+      b.delay = std::min<std::chrono::seconds>(
+          std::max<std::chrono::seconds>(b.delay * 2, std::chrono::seconds(2)),
+          std::chrono::seconds(60));
+      b.until = now + b.delay;
+      b.why = e.why;
+      log::info("eviction refused by a disruption budget; waiting",
+                {{"workload", key},
+                 {"pod", pod},
+                 {"pdb", pdb},
+                 {"retry_in", std::to_string(b.delay.count()) + "s"}});
+    }
+    co_return api::ok_status();
+  }
+  if (dry_run) {
+    // `meshop restart plan`: the check could not be made (e.g. no permission); say so.
+    e.why += (e.why.empty() ? "" : "; ") + std::string("eviction check failed: ") + err.message;
+    co_return api::ok_status();
+  }
+  if (err.http_status == 500 &&
+      err.message.find("more than one PodDisruptionBudget") != std::string::npos) {
+    e.action = Action::kBlocked;
+    e.why = err.message;
+    co_return api::ok_status();
+  }
+  co_return api::Error{err.message};
+}
+
 void RestartsReconciler::record_transitions(const PassReport& report,
                                             const restart::ClusterView& view) {
   auto note = [&](const std::string& key, const std::string& state, const rapidjson::Value* object,
@@ -574,7 +728,11 @@ void RestartsReconciler::record_transitions(const PassReport& report,
              "restarted for " + e.cause + "; waiting for the rollout");
         break;
       case Action::kNone:
-        // A workload restarted by this process whose pods now match: completed.
+        // A workload restarted by this process whose pods now match: completed (under Evict
+        // once the last replacement is Ready too, i.e. it is no longer progressing).
+        if (std::any_of(report.progressing.begin(), report.progressing.end(),
+                        [&](const RolloutReport& r) { return r.key == key; }))
+          break;
         if (auto it = last_state_.find(key);
             it != last_state_.end() && it->second.rfind("inprogress:", 0) == 0) {
           std::string cause = it->second.substr(std::string_view("inprogress:").size());

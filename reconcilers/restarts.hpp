@@ -13,7 +13,11 @@
 //   2. if a failed rollout's policy says Pause, starts nothing more and says why;
 //   3. starts the admitted `Restart` entries (maxConcurrent cluster-wide and
 //      maxConcurrentPerNamespace, from each entry's policy) with the strategic-merge patch
-//      `kubectl rollout restart` sends plus the cause record;
+//      `kubectl rollout restart` sends plus the cause record, or, under strategy Evict, by
+//      evicting their first stale pod (operator/restart/evict.hpp); waves under way evict
+//      their next pod once the previous replacement is Ready. A PodDisruptionBudget's refusal
+//      (429) makes the entry Deferred, naming the budget, retried with backoff. A pass that
+//      does not execute asks the apiserver with dry-run evictions;
 //   4. reports: an Event on each workload whose state changed (restarted, skipped, deferred,
 //      failed, manual), metrics meshop_restarts_total{reason,result} and
 //      meshop_stale_workloads{reason}, and `status.restarts` on each IstioOperator whose
@@ -139,6 +143,7 @@ struct PassReport {
   std::vector<RolloutReport> progressing;  // restarted earlier, still rolling
   std::vector<RolloutReport> failed;       // restarted earlier, timed out / failed
   std::vector<std::string> pods_deleted;   // pod-by-pod kinds: pods deleted in this pass
+  std::vector<std::string> pods_evicted;   // strategy Evict: pods evicted in this pass
   bool paused = false;
   std::string pause_reason;
   std::map<std::string, std::string> engine_errors;  // revision → why it has no engine
@@ -163,6 +168,11 @@ class RestartsReconciler {
 
  private:
   kube::Task<api::Status> report_status(const PassReport& report);
+  // Strategy Evict: evicts e.evict.next (or with `dry_run` asks whether it may go), and turns a
+  // refusal by a PodDisruptionBudget into a Deferred entry naming it.
+  kube::Task<api::Status> evict_next(restart::PlanEntry& e, const restart::ClusterView& view,
+                                     bool dry_run, PassReport& report);
+  bool evict_running(const restart::PlanEntry& e, std::chrono::system_clock::time_point now) const;
   void record_transitions(const PassReport& report, const restart::ClusterView& view);
 
   std::shared_ptr<kube::Client> client_;
@@ -174,6 +184,17 @@ class RestartsReconciler {
   std::map<std::string, std::string> last_state_;   // key → action/why last reported
   std::map<std::string, std::string> last_status_;  // IstioOperator → status.restarts written
   DecisionCache decisions_;
+  // Strategy Evict. When this process last evicted a pod of a workload: until the replacement
+  // shows up the cluster alone cannot tell the wave is under way.
+  std::map<std::string, std::chrono::system_clock::time_point> evicted_at_;
+  // A workload whose eviction a PodDisruptionBudget refused: no attempt before `until`; the
+  // delay doubles from 2 s up to 60 s and is forgotten after an eviction goes through.
+  struct EvictBackoff {
+    std::chrono::system_clock::time_point until;
+    std::chrono::seconds delay{0};
+    std::string why;
+  };
+  std::map<std::string, EvictBackoff> evict_backoff_;
 };
 
 struct OperatorSetup;

@@ -3,8 +3,10 @@
 // `meshop restart run [-n NS] [--wait] [--timeout 30m]`: carries the plan out under the same
 // policy (reconcilers/restarts.hpp) — except that DryRun entries are restarted too, since a
 // person asked; mode Off, opt-outs, PDBs, maintenance windows and control-plane health still
-// hold. One line per workload event, and a progress line; with --wait until nothing is
-// pending or rolling (or a failure pauses the restarts, or the timeout passes).
+// hold (under strategy Evict the apiserver's PDB check is asked with dry-run evictions by
+// `plan`, and decides each eviction of `run`). One line per workload event, and a progress line;
+// with --wait until nothing is pending or rolling (or a failure pauses the restarts, or the timeout
+// passes).
 #include <chrono>
 #include <exception>
 #include <iomanip>
@@ -94,6 +96,7 @@ rapidjson::Document plan_json(const reconcilers::PassReport& report) {
     item.AddMember("message", str(entry_message(e)), a);
     item.AddMember("policy", str(e.policy_source), a);
     item.AddMember("mode", str(restart::mode_name(e.policy.mode)), a);
+    item.AddMember("strategy", str(restart::strategy_name(e.policy.strategy)), a);
     items.PushBack(item, a);
   }
   d.AddMember("workloads", items, a);
@@ -106,14 +109,15 @@ rapidjson::Document plan_json(const reconcilers::PassReport& report) {
 
 void print_table(const reconcilers::PassReport& report, std::ostream& out) {
   std::vector<std::vector<std::string>> rows = {
-      {"NAMESPACE", "KIND", "NAME", "REASON", "REVISION", "ACTION", "MESSAGE"}};
+      {"NAMESPACE", "KIND", "NAME", "REASON", "REVISION", "ACTION", "STRATEGY", "MESSAGE"}};
   for (const restart::PlanEntry& e : report.plan) {
     if (e.action == Action::kNone) continue;
     rows.push_back({e.plan.ns, e.plan.kind, e.plan.name,
                     e.plan.reason ? std::string(restart::reason_name(*e.plan.reason)) : "-",
                     revision_or_dash(e.plan.current_revision) + " -> " +
                         revision_or_dash(e.plan.target_revision),
-                    std::string(restart::action_name(e.action)), entry_message(e)});
+                    std::string(restart::action_name(e.action)),
+                    std::string(restart::strategy_name(e.policy.strategy)), entry_message(e)});
   }
   if (rows.size() == 1) {
     out << "No stale workloads: every pod matches what injection gives it now.\n";
@@ -192,6 +196,8 @@ int run_command(const RestartOptions& o, std::ostream& out, std::ostream& err) {
     const reconcilers::PassReport& r = **report;
     for (const auto& pod : r.pods_deleted)
       out << "deleted    pod " << pod << '\n';
+    for (const auto& pod : r.pods_evicted)
+      out << "evicted    pod " << pod << '\n';
     for (const auto& f : r.failed)
       if (reported_failed.insert(f.key).second)
         out << "failed     " << f.key << ": " << f.message << '\n';

@@ -433,6 +433,37 @@ Task<Result<rapidjson::Document>> Client::create(const ResourceType& type, std::
   co_return parse_body(what, r->body);
 }
 
+Task<Result<rapidjson::Document>> Client::evict(std::string_view ns, std::string_view name,
+                                                bool dry_run) {
+  const ResourceType& pods = resources::kPods;
+  std::string what = describe("evict", pods, ns, name);
+  if (ns.empty() || name.empty())
+    co_return make_error(ErrorKind::kBadRequest, what + ": a namespace and a name are required");
+  rapidjson::Document eviction(rapidjson::kObjectType);
+  auto& a = eviction.GetAllocator();
+  eviction.AddMember("apiVersion", "policy/v1", a);
+  eviction.AddMember("kind", "Eviction", a);
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember(
+      "name", rapidjson::Value(name.data(), static_cast<rapidjson::SizeType>(name.size()), a), a);
+  meta.AddMember("namespace",
+                 rapidjson::Value(ns.data(), static_cast<rapidjson::SizeType>(ns.size()), a), a);
+  eviction.AddMember("metadata", meta, a);
+  HttpRequest req;
+  req.method = "POST";
+  req.what = what;
+  tag(req, "create", pods, "eviction");
+  req.retry_too_many_requests = false;
+  Query q;
+  if (dry_run) q.add("dryRun", "All");
+  req.target = pods.path(ns, name, "eviction") + q.str();
+  req.content_type = "application/json";
+  req.body = to_json(eviction);
+  auto r = co_await transport_->send(std::move(req));
+  if (!r) co_return std::move(r).error();
+  co_return parse_body(what, r->body);
+}
+
 namespace {
 Task<Result<rapidjson::Document>> put_object(Transport& t, const ResourceType& type,
                                              const rapidjson::Value& object, WriteOptions options,

@@ -225,6 +225,14 @@ class Client : public std::enable_shared_from_this<Client> {
   Task<Result<rapidjson::Document>> remove(const ResourceType& type, std::string_view ns,
                                            std::string_view name, DeleteOptions options = {});
 
+  // POSTs a policy/v1 Eviction for pod ns/name (the pods/eviction subresource), as `kubectl
+  // drain` does: the apiserver deletes the pod only if every PodDisruptionBudget selecting it
+  // allows a disruption. A refusal (429 TooManyRequests naming the budget in its causes) is
+  // returned at once, never retried here: the caller decides when to try again. With
+  // `dry_run` the apiserver checks and deletes nothing.
+  Task<Result<rapidjson::Document>> evict(std::string_view ns, std::string_view name,
+                                          bool dry_run = false);
+
   // Opens a watch. Errors before the stream starts (403, 410 for a too-old resourceVersion,
   // connection failures after retries) are returned here.
   Task<Result<Watch>> watch(const ResourceType& type, std::string_view ns,

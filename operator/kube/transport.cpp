@@ -341,6 +341,7 @@ Task<Result<Transport::Attempt>> Transport::run(const HttpRequest& req, bool str
                     ? error_from_response(req.what, a.status, a.response.body, a.retry_after)
                     : std::move(a.error);
     if (err.kind == ErrorKind::kCancelled) co_return err;
+    if (a.status == 429 && !req.retry_too_many_requests) co_return err;
     AttemptOutcome outcome{a.status, a.connect_failed, a.transport_failed, err.retry_after};
     auto delay = retry_delay(retry_, req.method, attempt, outcome, uniform(rng_));
     if (!delay) co_return err;

@@ -46,6 +46,9 @@ struct HttpRequest {
   // delete, discover; the HTTP method for raw requests) and the resource ("" when none).
   std::string verb;
   std::string resource;
+  // A 429 is retried (with Retry-After or backoff) unless this is false: an eviction refused by
+  // a PodDisruptionBudget is an answer for the caller, not server overload.
+  bool retry_too_many_requests = true;
 };
 
 struct HttpResponse {

@@ -42,6 +42,15 @@ std::string key_of(std::string_view kind, std::string_view ns, std::string_view 
   return std::string(kind) + "/" + std::string(ns) + "/" + std::string(name);
 }
 
+// What an Evict entry does next, for people.
+std::string evict_progress(const EvictStep& step) {
+  std::string left = std::to_string(step.stale_left) + " of " + std::to_string(step.desired) +
+                     " pods to replace by eviction";
+  if (!step.failed.empty()) return left + "; " + step.failed;
+  if (step.next.empty()) return left + "; " + step.waiting;
+  return left + "; evicting pod " + step.next;
+}
+
 }  // namespace
 
 rapidjson::Document& ObjectList::edit(std::size_t i) {
@@ -209,6 +218,11 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
       e.plan = std::move(first);
     }
 
+    // Evict: where the wave stands (also for a workload up to date, whose last replacement may
+    // not be Ready yet).
+    if (rp.policy && rp.policy->strategy == Strategy::kEvict && restartable_kind(kind))
+      e.evict = evict_step(*w, pods, e.plan.stale_pods, now, rp.policy->rollout_timeout);
+
     switch (e.plan.verdict) {
       case Verdict::kUpToDate:
         e.action = Action::kNone;
@@ -225,11 +239,12 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
         break;
       case Verdict::kStale: {
         e.cause = restart_cause(e.plan);
-        std::string why;
+        std::string why, blocking;
         std::vector<const rapidjson::Value*> pdbs;
         for (const auto& pdb : view.pod_disruption_budgets)
           if (api::string_at(pdb, {"metadata", "namespace"}) == ns) pdbs.push_back(&pdb);
         const rapidjson::Value* tmpl_labels = api::find(*w, "/spec/template/metadata/labels");
+        const bool evict = rp.policy && rp.policy->strategy == Strategy::kEvict;
         if (!rp.policy) {
           e.action = Action::kBlocked;
           e.why = rp.error;
@@ -243,9 +258,22 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
         } else if (already_restarted_for(*w, e.cause)) {
           e.action = Action::kInProgress;
           e.why = "already restarted for " + e.cause + "; waiting for its pods to roll";
-        } else if (std::string pdb = blocking_pdb(pdbs, tmpl_labels); !pdb.empty()) {
+        } else if (evict && !e.evict.blocked.empty()) {
+          e.action = Action::kBlocked;
+          e.why = e.evict.blocked;
+        } else if (evict && e.evict.started && rp.policy->mode == Mode::kAuto) {
+          // A wave under way goes on (as a started rollout does) outside the window too, but
+          // no pod goes while the target control plane is unhealthy.
+          e.action = Action::kInProgress;
+          if (!e.plan.target_revision.empty() &&
+              !control_plane_healthy(e.plan.target_revision, why)) {
+            e.evict.next.clear();
+            e.evict.waiting = why;
+          }
+          e.why = evict_progress(e.evict);
+        } else if (!evict && !(blocking = blocking_pdb(pdbs, tmpl_labels)).empty()) {
           e.action = Action::kDeferred;
-          e.why = "PodDisruptionBudget " + pdb + " allows no disruption now";
+          e.why = "PodDisruptionBudget " + blocking + " allows no disruption now";
         } else if (!e.plan.target_revision.empty() &&
                    !control_plane_healthy(e.plan.target_revision, why)) {
           e.action = Action::kDeferred;
@@ -257,8 +285,13 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
         } else if (rp.policy->mode == Mode::kDryRun) {
           e.action = Action::kWouldRestart;
           e.why = "restart mode is DryRun (" + rp.source + ")";
+          if (evict) e.why += "; " + evict_progress(e.evict);
+        } else if (evict && e.evict.next.empty()) {
+          e.action = Action::kDeferred;
+          e.why = e.evict.waiting;
         } else {
           e.action = Action::kRestart;
+          if (evict) e.why = evict_progress(e.evict);
         }
         break;
       }

@@ -21,6 +21,7 @@
 
 #include <rapidjson/document.h>
 
+#include "operator/restart/evict.hpp"
 #include "operator/restart/planner.hpp"
 #include "operator/restart/policy.hpp"
 
@@ -105,7 +106,8 @@ enum class Action {
   kWouldRestart,  // mode DryRun: would restart
   kDeferred,      // stale, but a gate is closed for now (PDB, maintenance window, control plane)
   kSkipped,       // stale, and meshop will not restart it (opt-out, mode Off)
-  kInProgress,    // already restarted for this cause; its pods are still rolling
+  kInProgress,    // already restarted for this cause; its pods are still rolling (Rollout),
+                  // or its eviction wave is under way (Evict)
   kManual,        // stale Job/CronJob/Pod: a person must restart it
   kBlocked,       // conflict, unknown revision or an invalid policy
 };
@@ -118,6 +120,9 @@ struct PlanEntry {
   std::string cause;          // restart_cause(), for kRestart / kWouldRestart / kInProgress
   std::string policy_source;  // "<namespace>/<name>" of the IstioOperator, or "defaults"
   Policy policy;
+  // Strategy Evict, a stale restartable workload: the next step of its wave (evict.hpp). The
+  // executor evicts `evict.next` for kRestart (once admitted) and kInProgress entries.
+  EvictStep evict;
 };
 
 struct ClusterPlanOptions {

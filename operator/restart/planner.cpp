@@ -154,7 +154,7 @@ WorkloadPlan plan_workload(const rapidjson::Value& workload,
   }
   plan.target_revision = want.inject ? want.revision : "";
 
-  // Current: the first pod that differs decides.
+  // Current: the first pod that differs decides; every differing pod is listed.
   for (const rapidjson::Value* p : pods) {
     PodState have = observe_pod(*p);
     std::optional<StaleReason> reason;
@@ -172,10 +172,12 @@ WorkloadPlan plan_workload(const rapidjson::Value& workload,
       reason = StaleReason::kTemplateChanged;
     }
     if (!reason) continue;
+    std::string pod_name = api::string_at(*p, {"metadata", "name"});
+    plan.stale_pods.push_back(pod_name);
+    if (plan.reason) continue;
     plan.reason = reason;
     plan.current_revision = have.injected ? have.revision : "";
     plan.verdict = restartable_kind(plan.kind) ? Verdict::kStale : Verdict::kManual;
-    std::string pod_name = api::string_at(*p, {"metadata", "name"});
     switch (*reason) {
       case StaleReason::kInjectionEnabled:
         plan.detail =
@@ -201,9 +203,8 @@ WorkloadPlan plan_workload(const rapidjson::Value& workload,
     }
     if (plan.verdict == Verdict::kManual)
       plan.detail += "; a " + plan.kind + " is never restarted by meshop: restart it by hand";
-    return plan;
   }
-  plan.detail = pods.empty() ? "no pods" : "all pods match";
+  if (!plan.reason) plan.detail = pods.empty() ? "no pods" : "all pods match";
   return plan;
 }
 

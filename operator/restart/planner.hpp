@@ -90,6 +90,9 @@ struct WorkloadPlan {
   std::string current_revision;  // of the first differing pod ("" = not injected)
   std::string target_revision;   // "" = injection disabled
   std::string detail;            // one human sentence
+  // Every pod that differs from what injection gives now (any reason), in the order of `pods`:
+  // what the Evict strategy replaces (evict.hpp).
+  std::vector<std::string> stale_pods;
 };
 
 // Kinds whose pod template is at `spec.template` (or `spec.jobTemplate.spec.template`) and

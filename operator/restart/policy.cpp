@@ -58,6 +58,10 @@ std::string_view mode_name(Mode m) {
   return "Unknown";
 }
 
+std::string_view strategy_name(Strategy s) {
+  return s == Strategy::kEvict ? "Evict" : "Rollout";
+}
+
 bool MaintenanceWindow::allows(SystemTime t) const {
   UtcParts p = utc_parts(t);
   if (start_minute == end_minute) return day_listed(days, p.weekday);  // the whole day
@@ -123,6 +127,16 @@ api::Result<Policy> parse_policy(const rapidjson::Value* restarts) {
         p.mode = Mode::kOff;
       else
         return api::Error{path + ": must be Auto, DryRun or Off"};
+    } else if (key == "strategy") {
+      std::string m = v.IsString() ? v.GetString() : "";
+      if (m == "Rollout")
+        p.strategy = Strategy::kRollout;
+      else if (m == "Evict")
+        p.strategy = Strategy::kEvict;
+      else if (v.IsString())
+        return api::Error{path + ": must be Rollout or Evict, got \"" + m + "\""};
+      else
+        return api::Error{path + ": must be Rollout or Evict (a string)"};
     } else if (key == "maxConcurrent" || key == "maxConcurrentPerNamespace") {
       if (!v.IsInt()) return api::Error{path + ": expected an integer"};
       if (v.GetInt() < 1)

@@ -22,7 +22,13 @@ using SystemTime = std::chrono::system_clock::time_point;
 
 enum class Mode { kAuto, kDryRun, kOff };
 enum class FailurePolicy { kPause, kContinue };
+// How a workload is restarted. Rollout: the pod template's restartedAt annotation, as
+// `kubectl rollout restart` (the workload's own rollout replaces the pods). Evict: its pods one
+// at a time through the Eviction API, as `kubectl drain` (the apiserver honours every
+// PodDisruptionBudget; the workload object is never written). See evict.hpp.
+enum class Strategy { kRollout, kEvict };
 std::string_view mode_name(Mode m);
+std::string_view strategy_name(Strategy s);
 
 // UTC days and hours in which restarts may START (a running rollout is never interrupted).
 // `end` before `start` spans midnight; `days` then names the day the window opens.
@@ -38,6 +44,7 @@ struct MaintenanceWindow {
 
 struct Policy {
   Mode mode = Mode::kDryRun;
+  Strategy strategy = Strategy::kRollout;
   int max_concurrent = 1;
   std::optional<int> max_concurrent_per_namespace;
   std::chrono::seconds rollout_timeout = std::chrono::minutes(10);

@@ -209,6 +209,35 @@ TEST_F(KubeTransport, TooManyRequestsIsRetriedEvenForPostAndCountsARetry) {
   EXPECT_EQ(c->stats().retries, 1u);
 }
 
+TEST_F(KubeTransport, EvictionRefusedByABudgetIsReturnedAtOnceNamingIt) {
+  // What the apiserver answers when a PodDisruptionBudget allows no disruption.
+  const std::string refusal = R"({"kind":"Status","apiVersion":"v1","status":"Failure",
+    "message":"Cannot evict pod as it would violate the pod's disruption budget.",
+    "reason":"TooManyRequests","details":{"causes":[{"reason":"DisruptionBudget",
+    "message":"The disruption budget web-pdb needs 3 healthy pods and has 3 currently"}]},
+    "code":429})";
+  respond({Script{{response(429, refusal)}},
+           Script{{response(201, R"({"kind":"Status","status":"Success"})")}}});
+  auto c = client();
+  auto r = run(c->evict("n", "web-1"));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, ErrorKind::kTooManyRequests);
+  EXPECT_EQ(r.error().message,
+            "evict pods n/web-1: Cannot evict pod as it would violate the pod's disruption "
+            "budget.: The disruption budget web-pdb needs 3 healthy pods and has 3 currently "
+            "(TooManyRequests, 429)");
+  ASSERT_EQ(server_.seen.size(), 1u) << "a budget's refusal is the caller's to wait on";
+  EXPECT_EQ(server_.seen[0].method, "POST");
+  EXPECT_EQ(server_.seen[0].target, "/api/v1/namespaces/n/pods/web-1/eviction");
+  EXPECT_EQ(
+      server_.seen[0].body,
+      R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"web-1","namespace":"n"}})");
+
+  auto dry = run(c->evict("n", "web-1", true));
+  ASSERT_TRUE(dry) << dry.error().message;
+  EXPECT_EQ(server_.seen[1].target, "/api/v1/namespaces/n/pods/web-1/eviction?dryRun=All");
+}
+
 TEST_F(KubeTransport, InternalErrorIsNotRetriedForPost) {
   respond({Script{{response(500, R"({"kind":"Status","reason":"InternalError","code":500,
                                      "message":"etcd is sad"})")}},

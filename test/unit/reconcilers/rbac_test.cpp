@@ -100,6 +100,7 @@ std::set<Atom> meshop_uses() {
   add("apps", "replicasets", {"get", "list", "watch", "patch"});
   add("", "replicationcontrollers", {"get", "list", "watch", "patch"});
   add("", "pods", {"get", "list", "watch", "delete"});
+  add("", "pods/eviction", {"create"});  // restarts, strategy Evict
   add("batch", "jobs", {"get", "list", "watch"});
   add("batch", "cronjobs", {"get", "list", "watch"});
   add("", "nodes", {"get", "list", "watch"});

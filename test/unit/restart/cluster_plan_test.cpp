@@ -189,5 +189,121 @@ TEST_F(ClusterPlan, JobsAndBarePodsAreManualAndInvalidPolicyBlocks) {
   EXPECT_NE(plan.at("ns-a/web").why.find("istio-system/canary-iop"), std::string::npos);
 }
 
+// Strategy Evict: a Deployment of 4 replicas (maxUnavailable 25% = 1) whose pods are Ready.
+class EvictPlan : public ClusterPlan {
+ protected:
+  void SetUp() override {
+    ClusterPlan::SetUp();
+    set_canary_restarts(R"({"mode":"Auto","strategy":"Evict"})");
+  }
+  // Five minutes after the pods were created.
+  static SystemTime at_utc(int hour, int minute) {
+    std::tm tm{};
+    tm.tm_year = 126;
+    tm.tm_mon = 11;
+    tm.tm_mday = 2;
+    tm.tm_hour = hour;
+    tm.tm_min = minute;
+    return std::chrono::system_clock::from_time_t(timegm(&tm));
+  }
+  SystemTime soon_ = at_utc(10, 5);
+  void set_canary_restarts(const std::string& json) {
+    rapidjson::Document r = parse(json);
+    rapidjson::Document& canary = view_.istio_operators.edit(1);
+    canary["spec"]["restarts"].CopyFrom(r, canary.GetAllocator());
+  }
+  void add_ready_deployment(const std::string& ns, const std::string& name,
+                            const std::vector<std::string>& pod_revisions) {
+    std::size_t first_pod = view_.pods.size();
+    add_deployment(ns, name, pod_revisions, R"({"app":")" + name + R"("})");
+    rapidjson::Document& d = view_.workloads.edit(view_.workloads.size() - 2);
+    d["spec"].AddMember("replicas", static_cast<int>(pod_revisions.size()), d.GetAllocator());
+    for (std::size_t i = first_pod; i < view_.pods.size(); ++i)
+      set_ready(i, true);
+  }
+  void set_ready(std::size_t pod, bool ready) {
+    rapidjson::Document& p = view_.pods.edit(pod);
+    auto& a = p.GetAllocator();
+    if (p.HasMember("status")) p.RemoveMember("status");
+    rapidjson::Document status = parse(R"({"conditions":[{"type":"Ready","status":")" +
+                                       std::string(ready ? "True" : "False") + R"("}]})");
+    p.AddMember("status", rapidjson::Value().CopyFrom(status, a), a);
+    if (!p["metadata"].HasMember("creationTimestamp"))
+      p["metadata"].AddMember("creationTimestamp", "2026-12-02T10:00:00Z", a);
+  }
+};
+
+TEST_F(EvictPlan, PodDisruptionBudgetIsLeftToTheApiserver) {
+  add_ready_deployment("ns-a", "web", {"default", "default", "default", "default"});
+  // The informer's view of the budget says no disruption; under Evict the eviction itself
+  // asks the apiserver (which answers 429 naming it), so the plan does not guess.
+  view_.pod_disruption_budgets.push_back(parse(
+      R"({"metadata":{"name":"web-pdb","namespace":"ns-a"},"spec":{"selector":{"matchLabels":{"app":"web"}}},
+      "status":{"disruptionsAllowed":0}})"));
+  auto plan = run(soon_);
+  const PlanEntry& web = plan.at("ns-a/web");
+  EXPECT_EQ(web.action, Action::kRestart) << web.why;
+  EXPECT_EQ(web.policy.strategy, Strategy::kEvict);
+  EXPECT_EQ(web.evict.next, "web-0");
+  EXPECT_FALSE(web.evict.started);
+  EXPECT_EQ(web.plan.stale_pods.size(), 4u);
+  EXPECT_NE(web.why.find("4 of 4 pods to replace by eviction; evicting pod web-0"),
+            std::string::npos)
+      << web.why;
+
+  set_canary_restarts(R"({"mode":"Auto"})");
+  plan = run(soon_);
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kDeferred) << "Rollout reads the budget first";
+}
+
+TEST_F(EvictPlan, AWaveUnderWayIsInProgressAndWaitsForReadiness) {
+  add_ready_deployment("ns-a", "web", {"canary", "default", "default", "default"});
+  auto plan = run(soon_);
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kInProgress) << plan.at("ns-a/web").why;
+  EXPECT_EQ(plan.at("ns-a/web").evict.next, "web-1");
+  EXPECT_EQ(plan.at("ns-a/web").plan.stale_pods,
+            (std::vector<std::string>{"web-1", "web-2", "web-3"}));
+
+  set_ready(0, false);  // the replacement is not Ready yet
+  plan = run(soon_);
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kInProgress);
+  EXPECT_EQ(plan.at("ns-a/web").evict.next, "");
+  EXPECT_NE(plan.at("ns-a/web").why.find("waiting for pod web-0 to be Ready"), std::string::npos)
+      << plan.at("ns-a/web").why;
+  plan = run(at_utc(10, 11));  // rolloutTimeout (10m) after it was created
+  EXPECT_NE(plan.at("ns-a/web").evict.failed.find("web-0 was not Ready 600s"), std::string::npos)
+      << plan.at("ns-a/web").why;
+
+  // The target control plane turns unhealthy: the wave goes on but evicts nothing.
+  set_ready(0, true);
+  view_.istio_operators.edit(1)["status"]["status"].SetString("ERROR");
+  plan = run(soon_);
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kInProgress);
+  EXPECT_EQ(plan.at("ns-a/web").evict.next, "");
+  EXPECT_NE(plan.at("ns-a/web").why.find("ERROR"), std::string::npos) << plan.at("ns-a/web").why;
+}
+
+TEST_F(EvictPlan, NotReadyDefersDryRunOnlyReportsAndZeroMaxUnavailableBlocks) {
+  add_ready_deployment("ns-a", "web", {"default", "default", "default", "default"});
+  set_ready(2, false);
+  auto plan = run(soon_);
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kDeferred);
+  EXPECT_NE(plan.at("ns-a/web").why.find("web-2 to be Ready"), std::string::npos);
+
+  set_ready(2, true);
+  set_canary_restarts(R"({"mode":"DryRun","strategy":"Evict"})");
+  plan = run(soon_);
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kWouldRestart);
+  EXPECT_NE(plan.at("ns-a/web").why.find("evicting pod web-0"), std::string::npos);
+
+  set_canary_restarts(R"({"mode":"Auto","strategy":"Evict"})");
+  add_ready_deployment("ns-a", "small", {"default", "default"});  // 25% of 2 is 0
+  plan = run(soon_);
+  EXPECT_EQ(plan.at("ns-a/small").action, Action::kBlocked);
+  EXPECT_NE(plan.at("ns-a/small").why.find("spec.strategy.rollingUpdate.maxUnavailable"),
+            std::string::npos)
+      << plan.at("ns-a/small").why;
+}
+
 }  // namespace
 }  // namespace meshop::restart

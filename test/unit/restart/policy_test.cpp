@@ -31,6 +31,7 @@ TEST(Policy, DefaultsWhenAbsent) {
   auto p = parse_policy(nullptr);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->mode, Mode::kDryRun);
+  EXPECT_EQ(p->strategy, Strategy::kRollout);
   EXPECT_EQ(p->max_concurrent, 1);
   EXPECT_FALSE(p->max_concurrent_per_namespace);
   EXPECT_EQ(p->rollout_timeout, 10min);
@@ -40,12 +41,14 @@ TEST(Policy, DefaultsWhenAbsent) {
 }
 
 TEST(Policy, ParsesEveryField) {
-  auto doc = parse(R"({"mode":"Auto","maxConcurrent":3,"maxConcurrentPerNamespace":1,
+  auto doc =
+      parse(R"({"mode":"Auto","strategy":"Evict","maxConcurrent":3,"maxConcurrentPerNamespace":1,
     "rolloutTimeout":"1h30m","failurePolicy":"Continue","includeTemplateChanges":true,
     "maintenanceWindow":{"days":["Sat","Sun"],"start":"22:00","end":"04:30"}})");
   auto p = parse_policy(&doc);
   ASSERT_TRUE(p.ok()) << p.message();
   EXPECT_EQ(p->mode, Mode::kAuto);
+  EXPECT_EQ(p->strategy, Strategy::kEvict);
   EXPECT_EQ(p->max_concurrent, 3);
   EXPECT_EQ(*p->max_concurrent_per_namespace, 1);
   EXPECT_EQ(p->rollout_timeout, 90min);
@@ -63,6 +66,8 @@ TEST(Policy, ErrorsNameTheField) {
     const char* field;
   } cases[] = {
       {R"({"mode":"auto"})", "spec.restarts.mode"},
+      {R"({"strategy":"Drain"})", "spec.restarts.strategy"},
+      {R"({"strategy":1})", "spec.restarts.strategy"},
       {R"({"maxConcurrent":0})", "spec.restarts.maxConcurrent"},
       {R"({"maxConcurrentPerNamespace":"2"})", "spec.restarts.maxConcurrentPerNamespace"},
       {R"({"rolloutTimeout":"10"})", "spec.restarts.rolloutTimeout"},
