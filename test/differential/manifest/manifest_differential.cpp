@@ -4,15 +4,17 @@
 // upstream's operator/cmd/mesh/testdata/manifest-generate/input, every profile of the chart set,
 // and a few revisioned installs. meshop renders with --manifests <module>/manifests.
 //
-//   meshop_manifest_differential --istio DIR --oracle BIN [--manifests DIR]
-//       [--min-identical N] [--verbose] [CASE...]
+//   meshop_manifest_differential --istio DIR --oracle BIN [--manifests DIR] [--generated N]
+//       [--work DIR] [--min-identical N] [--verbose] [CASE...]
+// --generated N (default 100) adds N seeded generated IstioOperators (written under --work).
 //
 // Objects are keyed by (API group, kind, namespace, name) and compared as parsed JSON (list
 // order counts). Per case and in total it prints
 //   N identical, M differ, K only-upstream, L only-meshop
 // and, with --verbose, the differing paths. A case where upstream fails must fail in meshop
-// too (counted under "errors"). Exits 1 when fewer than N objects are identical (a ratchet:
-// raise MESHOP_MANIFEST_DIFF_MIN_IDENTICAL as meshop gets closer) or nothing is.
+// too (counted under "errors"; where meshop fails too it passes). Exits 1 when an object
+// differs or exists on one side only, when meshop fails where upstream renders, or when fewer
+// than N objects are identical (a ratchet: MESHOP_MANIFEST_DIFF_MIN_IDENTICAL).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -39,6 +41,7 @@ struct Case {
   std::vector<std::string> files;
   std::vector<std::string> sets;
   std::string revision;
+  bool force = false;
 };
 
 std::string shell_quote(const std::string& s) {
@@ -116,12 +119,122 @@ void diff_paths(const api::Value& a, const api::Value& b, const std::string& at,
   }
 }
 
+// A seeded generated IstioOperator: random profile, components on/off, gateways with names,
+// labels and namespaces, k8s settings (replicas, env, resources, hpaSpec, PDB, nodeSelector,
+// tolerations, service ports and annotations) and overlays, values, meshConfig, hub/tag.
+struct Rng {
+  unsigned long long s;
+  unsigned next() {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<unsigned>(s >> 33);
+  }
+  bool coin() { return next() % 2 == 0; }
+  template <class T>
+  const T& pick(const std::vector<T>& v) {
+    return v[next() % v.size()];
+  }
+};
+
+std::string k8s_block(Rng& r, const std::string& indent, bool gateway, bool daemonset,
+                      const std::string& resource) {
+  std::string k;
+  auto line = [&](const std::string& l) { k += indent + "  " + l + "\n"; };
+  if (!daemonset && r.coin()) line("replicaCount: " + std::to_string(1 + r.next() % 4));
+  if (r.coin()) line("env: [{name: GEN_ENV, value: \"" + std::to_string(r.next() % 100) + "\"}]");
+  if (r.coin())
+    line("resources: {requests: {cpu: " + r.pick<std::string>({"100m", "0.5", "1", "1500m"}) +
+         ", memory: 128Mi}, limits: {cpu: " + r.pick<std::string>({"2", "2000m", "500m"}) + "}}");
+  if (!daemonset && r.coin())
+    line("hpaSpec: {minReplicas: " + std::to_string(1 + r.next() % 3) +
+         ", maxReplicas: " + std::to_string(4 + r.next() % 4) + "}");
+  if (!daemonset && r.coin()) line("podDisruptionBudget: {maxUnavailable: 1}");
+  if (r.coin()) line("nodeSelector: {disk: ssd}");
+  if (r.coin()) line("tolerations: [{key: dedicated, operator: Exists, effect: NoSchedule}]");
+  if (r.coin()) line("podAnnotations: {gen.example.io/a: \"1\"}");
+  if (gateway && r.coin())
+    line(
+        "service: {type: NodePort, ports: [{name: http2, port: 80, targetPort: 8080}, "
+        "{name: https, port: 443, targetPort: 8443, nodePort: 30443}]}");
+  if (gateway && r.coin()) line("serviceAnnotations: {gen.example.io/lb: internal}");
+  if (!resource.empty() && r.coin()) {
+    std::string kind = daemonset ? "DaemonSet" : "Deployment";
+    line("overlays:");
+    line("- kind: " + kind);
+    line("  name: " + resource);
+    line("  patches:");
+    line("  - path: metadata.labels.gen-overlay");
+    line("    value: \"yes\"");
+    if (r.coin()) {
+      line("  - path: spec.template.spec.containers.[name:" +
+           std::string(daemonset ? (resource == "ztunnel" ? "istio-proxy" : "install-cni")
+                                 : (gateway ? "istio-proxy" : "discovery")) +
+           "].securityContext.runAsNonRoot");
+      line("    value: true");
+    }
+  }
+  if (k.empty()) return "";
+  return indent + "k8s:\n" + k;
+}
+
+std::string generated_iop(unsigned seed) {
+  Rng r{seed * 2654435761ULL + 17};
+  std::string y = "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nspec:\n";
+  y += "  profile: " +
+       r.pick<std::string>(
+           {"default", "demo", "minimal", "ambient", "stable", "preview", "openshift"}) +
+       "\n";
+  std::string revision;
+  if (r.next() % 4 == 0) {
+    revision = r.pick<std::string>({"canary", "1-31", "blue"});
+    y += "  revision: " + revision + "\n";
+  }
+  if (r.coin())
+    y += "  hub: gen.example.io/istio\n  tag: " + r.pick<std::string>({"1.31.0", "latest", "1.2"}) +
+         "\n";
+  if (r.coin())
+    y += "  meshConfig: {accessLogFile: /dev/stdout, enableTracing: " +
+         std::string(r.coin() ? "true" : "false") + "}\n";
+  y += "  components:\n";
+  y += "    pilot:\n      enabled: true\n" +
+       k8s_block(r, "      ", false, false, revision.empty() ? "istiod" : "istiod-" + revision);
+  if (r.next() % 3 == 0)
+    y += "    cni:\n      enabled: true\n" + k8s_block(r, "      ", false, true, "istio-cni-node");
+  if (r.next() % 4 == 0)
+    y += "    ztunnel:\n      enabled: true\n" + k8s_block(r, "      ", false, true, "ztunnel");
+  if (r.coin()) {
+    y += "    ingressGateways:\n";
+    int n = 1 + static_cast<int>(r.next() % 2);
+    for (int i = 0; i < n; ++i) {
+      std::string name = i == 0 ? "istio-ingressgateway" : "gen-ingress-" + std::to_string(i);
+      y += "    - name: " + name + "\n      enabled: " + (r.next() % 5 == 0 ? "false" : "true") +
+           "\n";
+      if (i > 0 || r.coin())
+        y += "      namespace: " + r.pick<std::string>({"istio-system", "gen-gw"}) + "\n";
+      if (r.coin()) y += "      label: {istio: " + name + ", gen: \"true\"}\n";
+      y += k8s_block(r, "      ", true, false, name);
+    }
+  }
+  if (r.next() % 3 == 0) {
+    y += "    egressGateways:\n    - name: istio-egressgateway\n      enabled: true\n" +
+         k8s_block(r, "      ", true, false, "istio-egressgateway");
+  }
+  y += "  values:\n    global:\n      logging: {level: \"default:" +
+       r.pick<std::string>({"info", "debug"}) + "\"}\n";
+  if (r.coin())
+    y += "    pilot: {env: {GEN_PILOT: \"x\"}, autoscaleEnabled: " +
+         std::string(r.coin() ? "true" : "false") + "}\n";
+  if (r.coin()) y += "    gateways: {istio-ingressgateway: {autoscaleMax: 7}}\n";
+  return y;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string istio, oracle, manifests;
   long min_identical = 1;
   bool verbose = false;
+  int generated = 100;
+  fs::path work;
   std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -134,6 +247,10 @@ int main(int argc, char** argv) {
       manifests = next();
     else if (a == "--min-identical")
       min_identical = std::stol(next());
+    else if (a == "--generated")
+      generated = std::stoi(next());
+    else if (a == "--work")
+      work = next();
     else if (a == "--verbose")
       verbose = true;
     else
@@ -145,6 +262,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (manifests.empty()) manifests = istio + "/manifests";
+  bool own_work = work.empty();
+  if (own_work)
+    work = fs::temp_directory_path() / ("manifest-diff-work-" + std::to_string(getpid()));
 
   std::vector<Case> cases;
   fs::path inputs = fs::path(istio) / "operator/cmd/mesh/testdata/manifest-generate/input";
@@ -162,6 +282,15 @@ int main(int argc, char** argv) {
     cases.push_back({"profile:" + p, {}, {"profile=" + p}, ""});
   cases.push_back({"revision:canary", {}, {}, "canary"});
   cases.push_back({"revision:canary-minimal", {}, {"profile=minimal"}, "canary"});
+  // istioctl's --force over an input it rejects (unknown values field).
+  cases.push_back({"force:flag_force.yaml", {(inputs / "flag_force.yaml").string()}, {}, ""});
+  cases.back().force = true;
+  fs::create_directories(work);
+  for (int g = 0; g < generated; ++g) {
+    fs::path f = work / ("generated-" + std::to_string(g) + ".yaml");
+    std::ofstream(f) << generated_iop(static_cast<unsigned>(g));
+    cases.push_back({"generated:" + std::to_string(g), {f.string()}, {}, ""});
+  }
   if (!only.empty()) {
     std::vector<Case> kept;
     for (Case& c : cases)
@@ -179,6 +308,7 @@ int main(int argc, char** argv) {
     for (const std::string& s : c.sets)
       cmd += " --set " + shell_quote(s);
     if (!c.revision.empty()) cmd += " --revision " + shell_quote(c.revision);
+    if (c.force) cmd += " --force";
     fs::path err_file = fs::temp_directory_path() / ("manifest-diff-" + std::to_string(getpid()));
     cmd += " 2>" + shell_quote(err_file.string());
     auto [rc, up_text] = run(cmd);
@@ -191,6 +321,7 @@ int main(int argc, char** argv) {
     in.set_flags = c.sets;
     in.revision = c.revision;
     in.manifests = manifests;
+    in.force = c.force;
     auto mine = manifest::istioctl::generate(in);
 
     if (rc != 0 || !mine.ok()) {
@@ -252,6 +383,13 @@ int main(int argc, char** argv) {
       "TOTAL over %zu cases: %ld identical, %ld differ, %ld only-upstream, %ld only-meshop\n",
       cases.size(), identical, differ, only_up, only_me);
   std::printf("errors: %ld both, %ld only upstream, %ld only meshop\n", err_both, err_up, err_me);
+  if (own_work) fs::remove_all(work);
+  if (differ > 0 || only_up > 0 || only_me > 0 || err_me > 0) {
+    std::printf(
+        "FAIL: every object must be identical and meshop may not fail where upstream "
+        "renders\n");
+    return 1;
+  }
   if (identical == 0 || identical < min_identical) {
     std::printf("FAIL: %ld identical objects, at least %ld required\n", identical, min_identical);
     return 1;
