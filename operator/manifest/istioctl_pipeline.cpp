@@ -101,11 +101,15 @@ api::Result<GoValue> read_profile_file(const std::string& dir, const std::string
   fs::path p = fs::path(dir) / "profiles" / (profile + ".yaml");
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) {
-    std::string known;
+    std::vector<std::string> names;
     for (const auto& e : fs::directory_iterator(fs::path(dir) / "profiles", ec)) {
       std::string n = e.path().filename().string();
-      if (n.ends_with(".yaml")) known += (known.empty() ? "" : ", ") + n.substr(0, n.size() - 5);
+      if (n.ends_with(".yaml")) names.push_back(n.substr(0, n.size() - 5));
     }
+    std::sort(names.begin(), names.end());
+    std::string known;
+    for (const std::string& n : names)
+      known += (known.empty() ? "" : ", ") + n;
     return Error{"profile \"" + profile + "\" not found in " + dir + ": open profiles/" + profile +
                  ".yaml: no such file or directory" +
                  (known.empty() ? std::string() : " (profiles in " + dir + ": " + known + ")")};
