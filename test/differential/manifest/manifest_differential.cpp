@@ -5,8 +5,9 @@
 // and a few revisioned installs. meshop renders with --manifests <module>/manifests.
 //
 //   meshop_manifest_differential --istio DIR --oracle BIN [--manifests DIR] [--generated N]
-//       [--work DIR] [--min-identical N] [--verbose] [CASE...]
-// --generated N (default 100) adds N seeded generated IstioOperators (written under --work).
+//       [--work DIR] [--file F]... [--min-identical N] [--verbose] [CASE...]
+// --generated N (default 100) adds N seeded generated IstioOperators (written under --work);
+// --file F (repeatable) adds an IstioOperator file as a case.
 //
 // Objects are keyed by (API group, kind, namespace, name) and compared as parsed JSON (list
 // order counts). Per case and in total it prints
@@ -234,6 +235,7 @@ int main(int argc, char** argv) {
   long min_identical = 1;
   bool verbose = false;
   int generated = 100;
+  std::vector<std::string> extra_files;
   fs::path work;
   std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
@@ -247,6 +249,8 @@ int main(int argc, char** argv) {
       manifests = next();
     else if (a == "--min-identical")
       min_identical = std::stol(next());
+    else if (a == "--file")
+      extra_files.push_back(next());
     else if (a == "--generated")
       generated = std::stoi(next());
     else if (a == "--work")
@@ -282,6 +286,8 @@ int main(int argc, char** argv) {
     cases.push_back({"profile:" + p, {}, {"profile=" + p}, ""});
   cases.push_back({"revision:canary", {}, {}, "canary"});
   cases.push_back({"revision:canary-minimal", {}, {"profile=minimal"}, "canary"});
+  for (const std::string& f : extra_files)
+    cases.push_back({"file:" + fs::path(f).filename().string(), {f}, {}, ""});
   // istioctl's --force over an input it rejects (unknown values field).
   cases.push_back({"force:flag_force.yaml", {(inputs / "flag_force.yaml").string()}, {}, ""});
   cases.back().force = true;
