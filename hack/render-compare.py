@@ -4,7 +4,10 @@ on every file of upstream's operator/cmd/mesh/testdata/manifest-generate/input a
 of the pinned istio.io/istio module. Objects are keyed by (group, kind, namespace, name) and
 compared as parsed JSON. Prints per case and in total:
     N identical, M differ, K only-upstream, L only-meshop
-Usage: hack/render-compare.sh [--meshop BIN] [--oracle BIN] [--istio DIR] [--verbose] [CASE...]
+Usage: hack/render-compare.sh [--meshop BIN] [--oracle BIN] [--istio DIR] [--manifests DIR]
+                              [--verbose] [CASE...]
+--manifests DIR is passed to `meshop manifest generate` (istioctl's pipeline over the chart set
+DIR, e.g. <istio-module>/manifests, the charts and profiles the oracle embeds).
 """
 import argparse, json, os, subprocess, sys
 import yaml
@@ -37,6 +40,8 @@ def main():
     ap.add_argument("--meshop", required=True)
     ap.add_argument("--oracle", required=True)
     ap.add_argument("--istio", required=True)
+    ap.add_argument("--manifests", default="",
+                    help="chart set passed to meshop as --manifests (e.g. <istio>/manifests)")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("cases", nargs="*")
     a = ap.parse_args()
@@ -51,7 +56,8 @@ def main():
     errors = dict(both=0, only_upstream=0, only_meshop=0)
     for name, args in cases:
         up, uerr = run([a.oracle, "generate"] + args)
-        me, merr = run([a.meshop, "manifest", "generate"] + args)
+        extra = ["--manifests", a.manifests] if a.manifests else []
+        me, merr = run([a.meshop, "manifest", "generate"] + extra + args)
         if uerr or merr:
             kind = "both" if uerr and merr else ("only_upstream" if uerr else "only_meshop")
             errors[kind] += 1

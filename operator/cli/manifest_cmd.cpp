@@ -3,6 +3,12 @@
 // YAML stream, in apply order. Works offline: profiles and component templates are embedded.
 // Warnings go to stderr; an invalid input (unknown profile, bad --set path, invalid field)
 // prints every problem on stderr and exits 1 with nothing on stdout.
+//
+// With --manifests DIR (istioctl's flag: an Istio release's manifests/, charts/ and profiles/)
+// the objects are what `istioctl manifest generate --manifests DIR` prints: upstream's own
+// charts and profiles through istioctl's pipeline (operator/manifest/istioctl_pipeline.hpp),
+// in istioctl's order and format; --force turns validation errors into warnings.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -13,6 +19,7 @@
 #include "operator/cli/cli.hpp"
 #include "operator/cli/commands.hpp"
 #include "operator/cli/manifest_inputs.hpp"
+#include "operator/manifest/istioctl_pipeline.hpp"
 #include "operator/manifest/render.hpp"
 
 namespace meshop::cli {
@@ -21,11 +28,56 @@ namespace {
 struct GenerateOptions {
   ManifestInputOptions inputs;
   std::string output;
+  std::string manifests;
+  bool force = false;
 };
+
+// The chart set must look like a release's manifests/: charts/ and profiles/ directories.
+bool check_chart_set(const std::string& dir, std::ostream& err) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    err << "Error: --manifests " << dir << ": no such directory\n";
+    return false;
+  }
+  for (const char* sub : {"charts", "profiles"})
+    if (!fs::is_directory(fs::path(dir) / sub, ec)) {
+      err << "Error: --manifests " << dir << ": not a chart set (no " << sub
+          << "/ directory; expected an Istio release's manifests/)\n";
+      return false;
+    }
+  return true;
+}
+
+int write_output(const std::string& text, const GenerateOptions& opts, Context& ctx);
+
+int generate_istioctl(const GenerateOptions& opts, const manifest::RenderInputs& read,
+                      Context& ctx) {
+  if (!check_chart_set(opts.manifests, ctx.err)) return kExitError;
+  manifest::istioctl::PipelineInputs inputs;
+  inputs.files = read.files;
+  inputs.set_flags = read.set_flags;
+  inputs.revision = read.revision;
+  inputs.manifests = opts.manifests;
+  inputs.force = opts.force;
+  auto result = manifest::istioctl::generate(inputs);
+  if (!result.ok()) {
+    ctx.err << "Error: " << result.message() << '\n';
+    return kExitError;
+  }
+  for (const std::string& w : result->warnings)
+    ctx.err << "Warning: " << w << '\n';
+  return write_output(manifest::istioctl::to_istioctl_stream(*result), opts, ctx);
+}
 
 int generate(const GenerateOptions& opts, Context& ctx) {
   manifest::RenderInputs inputs;
   if (!read_manifest_inputs(opts.inputs, inputs, ctx.err)) return kExitError;
+  if (!opts.manifests.empty()) return generate_istioctl(opts, inputs, ctx);
+  if (opts.force) {
+    ctx.err << "Error: --force needs --manifests (it applies to istioctl's pipeline)\n";
+    return kExitError;
+  }
   auto result = manifest::render(inputs);
   if (!result.ok()) {
     ctx.err << "Error: " << result.message() << '\n';
@@ -33,7 +85,10 @@ int generate(const GenerateOptions& opts, Context& ctx) {
   }
   for (const std::string& w : result->warnings)
     ctx.err << "Warning: " << w << '\n';
-  std::string text = manifest::to_multi_document_yaml(*result);
+  return write_output(manifest::to_multi_document_yaml(*result), opts, ctx);
+}
+
+int write_output(const std::string& text, const GenerateOptions& opts, Context& ctx) {
   if (opts.output.empty()) {
     ctx.out << text;
     return kExitOk;
@@ -62,6 +117,12 @@ void add_manifest_command(CLI::App& root, Context& ctx) {
   auto opts = std::make_shared<GenerateOptions>();
   add_manifest_input_flags(*cmd, opts->inputs);
   cmd->add_option("-o,--output", opts->output, "Write the manifest to this file instead of stdout");
+  cmd->add_option("-d,--manifests", opts->manifests,
+                  "Render an Istio release's own charts and profiles from DIR (its manifests/: "
+                  "charts/ and profiles/) with istioctl's pipeline, as `istioctl manifest "
+                  "generate --manifests DIR`");
+  cmd->add_flag("--force", opts->force,
+                "With --manifests: proceed even if the IstioOperator is invalid (as istioctl)");
   cmd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return generate(*opts, ctx); }; });
 }
 
