@@ -8,6 +8,8 @@
 // the objects are what `istioctl manifest generate --manifests DIR` prints: upstream's own
 // charts and profiles through istioctl's pipeline (operator/manifest/istioctl_pipeline.hpp),
 // in istioctl's order and format; --force turns validation errors into warnings.
+// --version V does the same over the chart set of Istio V compiled into the binary
+// (manifests/versions.yaml; `meshop version` lists them), with that version's hub and tag.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,6 +31,7 @@ struct GenerateOptions {
   ManifestInputOptions inputs;
   std::string output;
   std::string manifests;
+  std::string version;
   bool force = false;
 };
 
@@ -53,8 +56,13 @@ int write_output(const std::string& text, const GenerateOptions& opts, Context& 
 
 int generate_istioctl(const GenerateOptions& opts, const manifest::RenderInputs& read,
                       Context& ctx) {
-  if (!check_chart_set(opts.manifests, ctx.err)) return kExitError;
+  if (!opts.manifests.empty() && !opts.version.empty()) {
+    ctx.err << "Error: --manifests and --version both name a chart set; give one\n";
+    return kExitError;
+  }
+  if (opts.version.empty() && !check_chart_set(opts.manifests, ctx.err)) return kExitError;
   manifest::istioctl::PipelineInputs inputs;
+  inputs.version = opts.version;
   inputs.files = read.files;
   inputs.set_flags = read.set_flags;
   inputs.revision = read.revision;
@@ -73,9 +81,10 @@ int generate_istioctl(const GenerateOptions& opts, const manifest::RenderInputs&
 int generate(const GenerateOptions& opts, Context& ctx) {
   manifest::RenderInputs inputs;
   if (!read_manifest_inputs(opts.inputs, inputs, ctx.err)) return kExitError;
-  if (!opts.manifests.empty()) return generate_istioctl(opts, inputs, ctx);
+  if (!opts.manifests.empty() || !opts.version.empty()) return generate_istioctl(opts, inputs, ctx);
   if (opts.force) {
-    ctx.err << "Error: --force needs --manifests (it applies to istioctl's pipeline)\n";
+    ctx.err << "Error: --force needs --manifests or --version (it applies to istioctl's "
+               "pipeline)\n";
     return kExitError;
   }
   auto result = manifest::render(inputs);
@@ -121,8 +130,12 @@ void add_manifest_command(CLI::App& root, Context& ctx) {
                   "Render an Istio release's own charts and profiles from DIR (its manifests/: "
                   "charts/ and profiles/) with istioctl's pipeline, as `istioctl manifest "
                   "generate --manifests DIR`");
+  cmd->add_option("--version", opts->version,
+                  "Render the charts and profiles of this bundled Istio version (see `meshop "
+                  "version`) with istioctl's pipeline and the version's hub and tag");
   cmd->add_flag("--force", opts->force,
-                "With --manifests: proceed even if the IstioOperator is invalid (as istioctl)");
+                "With --manifests or --version: proceed even if the IstioOperator is invalid (as "
+                "istioctl)");
   cmd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return generate(*opts, ctx); }; });
 }
 

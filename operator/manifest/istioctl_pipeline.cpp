@@ -15,6 +15,7 @@
 #include "operator/helm/chart.hpp"
 #include "operator/helm/render.hpp"
 #include "operator/inject/quantity.hpp"
+#include "operator/manifest/chart_sets.hpp"
 #include "operator/manifest/istioctl_detail.hpp"
 #include "operator/template/funcs_support.hpp"
 
@@ -94,10 +95,30 @@ api::Result<GoValue> map_from_yaml(std::string_view text) {
   return go_from_json(*doc);
 }
 
+// The bundled chart set a package path names ("bundled:1.31"), or null for a directory.
+const ChartSet* bundled_set(std::string_view package) {
+  if (package.substr(0, kBundledPrefix.size()) != kBundledPrefix) return nullptr;
+  return find_chart_set(package.substr(kBundledPrefix.size()));
+}
+
 api::Result<GoValue> read_profile_file(const std::string& dir, const std::string& profile) {
   if (profile.find('/') != std::string::npos || profile == ".." || profile == ".")
     return Error{"profile \"" + profile + "\" not found: open profiles/" + profile +
                  ".yaml: invalid argument"};
+  if (const ChartSet* set = bundled_set(dir)) {
+    auto text = set->file("profiles/" + profile + ".yaml");
+    if (!text) {
+      std::string known;
+      for (const std::string& n : set->profiles())
+        known += (known.empty() ? "" : ", ") + n;
+      return Error{"profile \"" + profile + "\" not found in Istio " + set->version +
+                   " (profiles: " + known + ")"};
+    }
+    auto m = map_from_yaml(*text);
+    if (!m.ok())
+      return Error{"profile " + set->version + ":profiles/" + profile + ".yaml: " + m.message()};
+    return m;
+  }
   fs::path p = fs::path(dir) / "profiles" / (profile + ".yaml");
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) {
@@ -616,6 +637,16 @@ api::Result<GoValue> merge_inputs(const PipelineInputs& inputs) {
   }
   std::vector<std::string> flags = inputs.set_flags;
   if (!inputs.manifests.empty()) flags.push_back("installPackagePath=" + inputs.manifests);
+  const ChartSet* bundled = nullptr;
+  if (!inputs.version.empty()) {
+    bundled = find_chart_set(inputs.version);
+    if (bundled == nullptr) {
+      std::string known;
+      for (const ChartSet& c : chart_sets())
+        known += (known.empty() ? "" : ", ") + c.version;
+      return Error{"unknown Istio version \"" + inputs.version + "\" (bundled: " + known + ")"};
+    }
+  }
   if (!inputs.revision.empty() && inputs.revision != "default")
     flags.push_back("revision=" + inputs.revision);
   for (const std::string& f : flags)
@@ -623,11 +654,20 @@ api::Result<GoValue> merge_inputs(const PipelineInputs& inputs) {
       return Error{"merge inputs: --set " + f + ": " + st.message()};
 
   std::string package = get_path_string(user, "spec.installPackagePath");
+  if (package.empty() && bundled != nullptr) {
+    package = std::string(kBundledPrefix) + bundled->version;
+    if (auto st = go_set_flag(user, "spec.installPackagePath=" + package); !st.ok())
+      return Error{"merge inputs: " + st.message()};
+  }
   std::string profile = get_path_string(user, "spec.profile");
   GoValue user_values = get_path_map(user, "spec.values");
 
   auto base = read_profile(package, profile);
   if (!base.ok()) return Error{"merge inputs: " + base.message()};
+  // The bundled version's hub and tag, over the profile and under the user's inputs.
+  if (const ChartSet* set = bundled_set(package))
+    for (const std::string& f : {"spec.hub=" + set->hub, "spec.tag=" + set->tag})
+      if (auto st = go_set_flag(*base, f); !st.ok()) return Error{"merge inputs: " + st.message()};
   GoValue merged = *base;
   go_merge_from(merged, user);
   if (auto st = translate_to_helm(merged); !st.ok()) return Error{"merge inputs: " + st.message()};
@@ -878,11 +918,15 @@ api::Result<PipelineResult> generate(const PipelineInputs& inputs) {
       std::string key = chart_dir.string();
       auto it = charts.find(key);
       if (it == charts.end()) {
+        const ChartSet* set = bundled_set(package);
         std::error_code ec;
-        if (!fs::is_directory(chart_dir, ec))
+        if (set == nullptr && !fs::is_directory(chart_dir, ec))
           return Error{"helm render: load chart: component " + std::string(def.name) +
                        ": chart directory " + chart_dir.string() + " does not exist"};
-        auto chart = helm::load_chart(chart_dir);
+        std::string in_set = "charts/" + std::string(def.chart);
+        auto chart = set != nullptr
+                         ? helm::load_chart(set->tree(in_set), set->version + ":" + in_set)
+                         : helm::load_chart(chart_dir);
         if (!chart.ok()) return Error{"helm render: load chart: " + chart.message()};
         it = charts.emplace(key, std::make_shared<helm::Chart>(std::move(chart).value())).first;
       }

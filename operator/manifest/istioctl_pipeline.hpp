@@ -54,8 +54,10 @@
 //     HPAs, Services; then by API group, kind and name (stable).
 //
 // Errors (merge, unknown profile, a missing chart, a chart that fails to render, invalid
-// fields) are returned with what they name. Pure functions over the file system; safe from any
-// thread.
+// fields) are returned with what they name. A bundled chart set (PipelineInputs::version) is
+// read from the binary instead of DIR: spec.installPackagePath is then "bundled:<version>"
+// inside the pipeline (kBundledPrefix), which names no directory. Pure functions over the file
+// system; safe from any thread.
 #pragma once
 
 #include <cstdint>
@@ -78,9 +80,15 @@ struct PipelineInputs {
   std::vector<InputFile> files;        // -f, in order
   std::vector<std::string> set_flags;  // --set path=value, in order
   std::string manifests;               // --manifests DIR ("" = spec.installPackagePath)
-  std::string revision;                // --revision ("" and "default" mean none)
-  bool force = false;                  // --force: validation errors become warnings
+  // A chart set compiled into the binary (manifest/chart_sets.hpp), used when neither
+  // `manifests` nor spec.installPackagePath names a directory: its profiles and charts, and
+  // its hub and tag laid over the profile as istioctl lays its build's hub/tag (hubTagOverlay).
+  std::string version;
+  std::string revision;  // --revision ("" and "default" mean none)
+  bool force = false;    // --force: validation errors become warnings
 };
+
+inline constexpr std::string_view kBundledPrefix = "bundled:";
 
 struct PipelineObject {
   std::string component;  // Base, Pilot, IngressGateways, EgressGateways, Cni, Ztunnel

@@ -7,12 +7,16 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
+#include "operator/cli/cli.hpp"
+#include "operator/cli/commands.hpp"
 #include "operator/helm/chart.hpp"
+#include "operator/manifest/istioctl_pipeline.hpp"
 #include "operator/template/funcs_support.hpp"
 
 namespace meshop::manifest {
@@ -144,6 +148,73 @@ TEST(ChartSets, ErrorsOfAnEmbeddedChartNameIt) {
   EXPECT_NE(c.message().find("charts/sub.tgz: packaged subcharts are not supported"),
             std::string::npos)
       << c.message();
+}
+
+// `--version V` renders the bundled set of V: the same objects as istioctl's pipeline over the
+// module's own manifests/ directory (which manifest_differential proves equal to upstream's
+// renderer), with V's hub and tag laid over the profile as istioctl's build hub/tag are.
+TEST(ChartSets, BundledVersionRendersAsItsModuleDirectoryWithItsHubAndTag) {
+  for (const ChartSet& s : chart_sets()) {
+    std::string dir = module_dir(s.version);
+    if (dir.empty() || !fs::exists(dir))
+      GTEST_SKIP() << "module of " << s.version << " not available";
+    for (const char* profile : {"default", "ambient", "openshift"}) {
+      istioctl::PipelineInputs bundled;
+      bundled.version = s.version;
+      bundled.set_flags = {std::string("profile=") + profile};
+      istioctl::PipelineInputs on_disk;
+      on_disk.manifests = dir + "/manifests";
+      on_disk.set_flags = {std::string("profile=") + profile, "hub=" + s.hub, "tag=" + s.tag};
+      auto a = istioctl::generate(bundled);
+      auto b = istioctl::generate(on_disk);
+      ASSERT_TRUE(a.ok()) << a.message();
+      ASSERT_TRUE(b.ok()) << b.message();
+      std::string sa = istioctl::to_istioctl_stream(*a), sb = istioctl::to_istioctl_stream(*b);
+      EXPECT_EQ(sa, sb) << s.version << " " << profile;
+      EXPECT_NE(sa.find("image: " + s.hub + "/pilot:" + s.tag), std::string::npos)
+          << s.version << " " << profile << ": istiod does not run the version's image";
+    }
+  }
+}
+
+struct Cmd {
+  int code;
+  std::string out, err;
+};
+Cmd generate_cmd(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  cli::Context ctx{out, err, {}};
+  CLI::App root{"test", "meshop"};
+  root.require_subcommand(1);
+  cli::add_manifest_command(root, ctx);
+  args.insert(args.begin(), {"manifest", "generate"});
+  std::vector<std::string> rev(args.rbegin(), args.rend());
+  try {
+    root.parse(rev);
+  } catch (const CLI::ParseError& e) {
+    return {cli::kExitUsage, "", e.what()};
+  }
+  return {ctx.action(), out.str(), err.str()};
+}
+
+TEST(ChartSets, ManifestGenerateVersionFlag) {
+  Cmd ok = generate_cmd({"--version", "1.30", "--set", "profile=minimal"});
+  EXPECT_EQ(ok.code, cli::kExitOk) << ok.err;
+  EXPECT_NE(ok.out.find("1.30-dev.9739e10eb9d7"), std::string::npos);
+  EXPECT_EQ(ok.out.find("1.31-dev"), std::string::npos);
+  Cmd unknown = generate_cmd({"--version", "1.29"});
+  EXPECT_EQ(unknown.code, cli::kExitError);
+  EXPECT_NE(unknown.err.find("unknown Istio version \"1.29\" (bundled: 1.31, 1.30)"),
+            std::string::npos)
+      << unknown.err;
+  Cmd profile = generate_cmd({"--version", "1.31", "--set", "profile=nope"});
+  EXPECT_EQ(profile.code, cli::kExitError);
+  EXPECT_NE(profile.err.find("profile \"nope\" not found in Istio 1.31 (profiles: "),
+            std::string::npos)
+      << profile.err;
+  Cmd both = generate_cmd({"--version", "1.31", "--manifests", "/tmp"});
+  EXPECT_EQ(both.code, cli::kExitError);
+  EXPECT_NE(both.err.find("--manifests and --version both name a chart set"), std::string::npos);
 }
 
 }  // namespace
