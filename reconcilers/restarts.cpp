@@ -419,6 +419,11 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
   for (const restart::PlanEntry& e : report.plan) {
     if (e.action == Action::kNone) deferred_causes_.erase(workload_key(e.plan));
     if (e.action != Action::kDeferred || e.cause.empty()) continue;
+    // An Evict wave between its first eviction and the replacement is its own cause, not a
+    // new one (evict_running below keeps it going).
+    if (auto it = evict_restarts_.find(workload_key(e.plan));
+        it != evict_restarts_.end() && it->second.cause == e.cause)
+      continue;
     auto& causes = deferred_causes_[workload_key(e.plan)];
     if (std::find(causes.begin(), causes.end(), e.cause) == causes.end()) causes.push_back(e.cause);
   }
