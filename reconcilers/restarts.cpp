@@ -410,8 +410,36 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
   restart::ClusterPlanOptions plan_options;
   plan_options.namespace_filter = config_.namespace_filter;
   plan_options.control_plane_namespace = config_.control_plane_namespace;
+  std::erase_if(evict_restarts_,
+                [&](const auto& kv) { return now - kv.second.at > std::chrono::hours(24); });
+  plan_options.last_restarts = evict_restarts_;
   decisions_.begin_pass();
   report.plan = restart::plan_cluster(view, engines.desired(&decisions_), now, plan_options);
+  // Causes waiting (minInterval, or any other gate) are coalesced into the next restart.
+  for (const restart::PlanEntry& e : report.plan) {
+    if (e.action == Action::kNone) deferred_causes_.erase(workload_key(e.plan));
+    if (e.action != Action::kDeferred || e.cause.empty()) continue;
+    // An Evict wave between its first eviction and the replacement is its own cause, not a
+    // new one (evict_running below keeps it going).
+    if (auto it = evict_restarts_.find(workload_key(e.plan));
+        it != evict_restarts_.end() && it->second.cause == e.cause)
+      continue;
+    auto& causes = deferred_causes_[workload_key(e.plan)];
+    if (std::find(causes.begin(), causes.end(), e.cause) == causes.end()) causes.push_back(e.cause);
+  }
+  // What the Restarted Event of `e` says about the causes it coalesces; forgets them.
+  auto coalesced = [&](const restart::PlanEntry& e) {
+    auto it = deferred_causes_.find(workload_key(e.plan));
+    if (it == deferred_causes_.end()) return std::string();
+    std::vector<std::string> causes = std::move(it->second);
+    deferred_causes_.erase(it);
+    if (std::find(causes.begin(), causes.end(), e.cause) == causes.end()) causes.push_back(e.cause);
+    if (causes.size() < 2) return std::string();
+    std::string out = "; coalesces " + std::to_string(causes.size()) + " causes seen meanwhile:";
+    for (std::size_t i = 0; i < causes.size(); ++i)
+      out += (i == 0 ? " " : ", ") + causes[i];
+    return out;
+  };
 
   // 1. Rollouts and eviction waves in progress.
   std::map<std::string, int> running_per_ns;
@@ -558,14 +586,17 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
         if (!st) co_return st.error();
         if (report.pods_evicted.size() == evicted) continue;  // refused: Deferred, not started
         report.started.push_back(workload_key(e.plan));
+        evict_restarts_[workload_key(e.plan)] = {now, e.cause};
         ++running;
         ++running_per_ns[e.plan.ns];
         if (restarts_total_ != nullptr)
           restarts_total_->with({std::string(restart::reason_name(*e.plan.reason)), "started"})
               .Increment();
+        std::string also = coalesced(e);
         if (const rapidjson::Value* w = find_workload(view, e.plan); w != nullptr && events_)
-          events_->record(kube::reference_to(*w), kube::EventType::kNormal, "Restarted", "Restart",
-                          e.plan.detail + "; restarting by eviction, pod by pod (" + e.cause + ")");
+          events_->record(
+              kube::reference_to(*w), kube::EventType::kNormal, "Restarted", "Restart",
+              e.plan.detail + "; restarting by eviction, pod by pod (" + e.cause + ")" + also);
         continue;
       }
       const kube::ResourceType* type = resource_of(e.plan.kind);
@@ -583,9 +614,10 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
       if (restarts_total_ != nullptr)
         restarts_total_->with({std::string(restart::reason_name(*e.plan.reason)), "started"})
             .Increment();
+      std::string also = coalesced(e);
       if (events_)
         events_->record(kube::reference_to(*patched), kube::EventType::kNormal, "Restarted",
-                        "Restart", e.plan.detail + "; restarted (" + e.cause + ")");
+                        "Restart", e.plan.detail + "; restarted (" + e.cause + ")" + also);
     }
   }
 

@@ -195,6 +195,12 @@ class RestartsReconciler {
     std::string why;
   };
   std::map<std::string, EvictBackoff> evict_backoff_;
+  // minInterval. Strategy Evict writes nothing on the workload, so when this process last
+  // started a wave of it is remembered here (key → time and cause) and given to plan_cluster.
+  std::map<std::string, restart::LastRestart> evict_restarts_;
+  // Causes a workload was Deferred for since its last restart, in the order first seen: the
+  // next Restarted Event lists them (they are coalesced into that one restart).
+  std::map<std::string, std::vector<std::string>> deferred_causes_;
 };
 
 struct OperatorSetup;

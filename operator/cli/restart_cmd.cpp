@@ -97,6 +97,7 @@ rapidjson::Document plan_json(const reconcilers::PassReport& report) {
     item.AddMember("policy", str(e.policy_source), a);
     item.AddMember("mode", str(restart::mode_name(e.policy.mode)), a);
     item.AddMember("strategy", str(restart::strategy_name(e.policy.strategy)), a);
+    item.AddMember("minInterval", str(restart::go_duration(e.policy.min_interval)), a);
     items.PushBack(item, a);
   }
   d.AddMember("workloads", items, a);

@@ -181,6 +181,15 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
       return name_of(*a) < name_of(*b);
     });
 
+  // minInterval: the later of the template's record and the caller's memory.
+  auto last_restart = [&](const rapidjson::Value& w, const std::string& kind,
+                          const std::string& ns) -> std::optional<LastRestart> {
+    std::optional<LastRestart> last = last_restart_of(w);
+    auto it = options.last_restarts.find(key_of(kind, ns, name_of(w)));
+    if (it != options.last_restarts.end() && (!last || it->second.at > last->at)) last = it->second;
+    return last;
+  };
+
   for (const rapidjson::Value* w : targets) {
     std::string ns = api::string_at(*w, {"metadata", "namespace"});
     if (!options.namespace_filter.empty() && ns != options.namespace_filter) continue;
@@ -271,6 +280,9 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
             e.evict.waiting = why;
           }
           e.why = evict_progress(e.evict);
+        } else if (auto flap = flap_deferral(last_restart(*w, kind, ns), *rp.policy, now)) {
+          e.action = Action::kDeferred;
+          e.why = *flap;
         } else if (!evict && !(blocking = blocking_pdb(pdbs, tmpl_labels)).empty()) {
           e.action = Action::kDeferred;
           e.why = "PodDisruptionBudget " + blocking + " allows no disruption now";

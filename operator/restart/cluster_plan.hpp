@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -129,6 +130,10 @@ struct ClusterPlanOptions {
   std::string namespace_filter;  // "" = all namespaces
   // The namespace holding the control planes (istiod[-<rev>] Deployments).
   std::string control_plane_namespace = "istio-system";
+  // "Kind/namespace/name" → when meshop last restarted it without writing the workload (strategy
+  // Evict: the reconciler's memory of the waves it started). For Rollout the pod template's
+  // record is read (last_restart_of); the later of the two counts for minInterval.
+  std::map<std::string, LastRestart> last_restarts;
 };
 
 std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& desired,

@@ -151,6 +151,11 @@ api::Result<Policy> parse_policy(const rapidjson::Value* restarts) {
       if (!d) return api::Error{path + ": " + d.message()};
       if (*d < 1s) return api::Error{path + ": must be at least 1s"};
       p.rollout_timeout = std::chrono::duration_cast<std::chrono::seconds>(*d);
+    } else if (key == "minInterval") {
+      if (!v.IsString()) return api::Error{path + ": expected a duration string such as 10m"};
+      auto d = parse_go_duration(v.GetString());
+      if (!d) return api::Error{path + ": " + d.message()};
+      p.min_interval = std::chrono::duration_cast<std::chrono::seconds>(*d);
     } else if (key == "failurePolicy") {
       std::string f = v.IsString() ? v.GetString() : "";
       if (f == "Pause")
@@ -204,6 +209,80 @@ bool already_restarted_for(const rapidjson::Value& workload, std::string_view ca
                             : "/spec/template/metadata/annotations";
   const rapidjson::Value* annotations = api::find(workload, pointer);
   return annotations != nullptr && api::string_at(*annotations, {kRestartCauseAnnotation}) == cause;
+}
+
+std::string go_duration(std::chrono::seconds d) {
+  long long s = d.count();
+  if (s == 0) return "0s";
+  std::string out;
+  if (s >= 3600) out += std::to_string(s / 3600) + "h";
+  if (s % 3600 >= 60) out += std::to_string(s % 3600 / 60) + "m";
+  if (s % 60 != 0) out += std::to_string(s % 60) + "s";
+  return out;
+}
+
+std::optional<LastRestart> last_restart_of(const rapidjson::Value& workload) {
+  const char* pointer = api::string_at(workload, {"kind"}) == "CronJob"
+                            ? "/spec/jobTemplate/spec/template/metadata/annotations"
+                            : "/spec/template/metadata/annotations";
+  const rapidjson::Value* annotations = api::find(workload, pointer);
+  if (annotations == nullptr) return std::nullopt;
+  std::string cause = api::string_at(*annotations, {kRestartCauseAnnotation});
+  if (cause.empty()) return std::nullopt;
+  auto at = parse_rfc3339(api::string_at(*annotations, {kRestartedAtAnnotation}));
+  if (!at) return std::nullopt;
+  return LastRestart{*at, cause};
+}
+
+std::optional<std::string> flap_deferral(const std::optional<LastRestart>& last,
+                                         const Policy& policy, SystemTime now) {
+  if (!last || policy.min_interval <= std::chrono::seconds(0)) return std::nullopt;
+  SystemTime next = last->at + policy.min_interval;
+  if (now >= next) return std::nullopt;
+  return "restarted at " + rfc3339(last->at) + " for " + last->cause + "; next at " +
+         rfc3339(next) + " (minInterval " + go_duration(policy.min_interval) + ")";
+}
+
+std::optional<SystemTime> parse_rfc3339(std::string_view text) {
+  // YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)
+  if (text.size() < 20 || text[4] != '-' || text[7] != '-' ||
+      (text[10] != 'T' && text[10] != 't') || text[13] != ':' || text[16] != ':')
+    return std::nullopt;
+  auto num = [&](std::size_t at, std::size_t n) -> int {
+    int v = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (text[i] < '0' || text[i] > '9') return -1;
+      v = v * 10 + (text[i] - '0');
+    }
+    return v;
+  };
+  int y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2), s = num(17, 2);
+  if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
+      s < 0 || s > 60)
+    return std::nullopt;
+  std::size_t i = 19;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9')
+      ++i;
+  }
+  int offset_minutes = 0;
+  if (i < text.size() && (text[i] == 'Z' || text[i] == 'z')) {
+    ++i;
+  } else if (i + 6 == text.size() && (text[i] == '+' || text[i] == '-') && text[i + 3] == ':') {
+    int oh = num(i + 1, 2), om = num(i + 4, 2);
+    if (oh < 0 || om < 0) return std::nullopt;
+    offset_minutes = (oh * 60 + om) * (text[i] == '-' ? -1 : 1);
+    i += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (i != text.size()) return std::nullopt;
+  std::chrono::year_month_day ymd{std::chrono::year(y), std::chrono::month(mo),
+                                  std::chrono::day(d)};
+  if (!ymd.ok()) return std::nullopt;
+  return std::chrono::sys_days(ymd) + std::chrono::hours(h) + std::chrono::minutes(mi) +
+         std::chrono::seconds(s) - std::chrono::minutes(offset_minutes);
 }
 
 std::string rfc3339(SystemTime t) {

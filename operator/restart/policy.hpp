@@ -51,13 +51,32 @@ struct Policy {
   FailurePolicy failure_policy = FailurePolicy::kPause;
   bool include_template_changes = false;
   std::optional<MaintenanceWindow> maintenance_window;
+  // Flap limit: a workload is restarted at most once per min_interval, whatever causes arrive
+  // meanwhile (0 = no limit). A cause inside the interval is Deferred to its end.
+  std::chrono::seconds min_interval = std::chrono::minutes(10);
 };
+
+// When meshop last restarted a workload, and for which cause.
+struct LastRestart {
+  SystemTime at;
+  std::string cause;
+};
+// Strategy Rollout: the record on the pod template (restartedAt, when meshop's restart-cause
+// annotation is present too: a restartedAt of `kubectl rollout restart` alone is not ours).
+std::optional<LastRestart> last_restart_of(const rapidjson::Value& workload);
+// Inside the flap interval of `last`: why the restart waits, for people ("restarted at T for C;
+// next at T+minInterval"); nullopt when a restart may go now.
+std::optional<std::string> flap_deferral(const std::optional<LastRestart>& last,
+                                         const Policy& policy, SystemTime now);
 
 // `restarts` is the value of spec.restarts (or null: every default). Errors name the field
 // ("spec.restarts.maxConcurrent: must be at least 1, got 0"); the CRD's schema rejects most of
 // these already, this guards objects written before it or through `kubectl replace
 // --validate=false`.
 api::Result<Policy> parse_policy(const rapidjson::Value* restarts);
+
+// "1h30m", "10m", "45s", "0s" (for people; parse_go_duration reads it back).
+std::string go_duration(std::chrono::seconds d);
 
 // A Go duration as the CRD's pattern allows ("10m", "1h30m", "90s", "1.5h").
 api::Result<std::chrono::nanoseconds> parse_go_duration(std::string_view text);
@@ -75,6 +94,8 @@ bool already_restarted_for(const rapidjson::Value& workload, std::string_view ca
 std::string restart_patch(std::string_view cause, SystemTime now);
 // RFC 3339 in UTC with seconds, as kubectl writes restartedAt.
 std::string rfc3339(SystemTime t);
+// The inverse, for what the apiserver and kubectl write (fractions of a second are dropped).
+std::optional<SystemTime> parse_rfc3339(std::string_view text);
 
 // `meshop.io/restart: "false"` on the workload or its namespace.
 bool opted_out(const rapidjson::Value& workload, const rapidjson::Value* namespace_object);

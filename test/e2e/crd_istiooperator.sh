@@ -74,4 +74,5 @@ reject '{"spec":{"restarts":{"mode":"Sometimes"}}}' 'spec.restarts.mode'
 reject '{"spec":{"restarts":{"maxConcurrent":0}}}' 'spec.restarts.maxConcurrent'
 reject '{"spec":{"restarts":{"maintenanceWindow":{"start":"25:00","end":"03:00"}}}}' 'spec.restarts.maintenanceWindow.start'
 reject '{"spec":{"restarts":{"rolloutTimeout":"ten minutes"}}}' 'spec.restarts.rolloutTimeout'
+reject '{"spec":{"restarts":{"minInterval":"ten minutes"}}}' 'spec.restarts.minInterval'
 echo "PASS crd_istiooperator"

@@ -167,7 +167,7 @@ all_pods_on "$ns_b" gamma none || fail "$ns_b/gamma was injected"
 gamma_pods=$(pod_names "$ns_b" app=gamma)
 
 # 4. The canary revision, with automatic paced restarts.
-iop canary canary '{mode: Auto, maxConcurrent: 1, rolloutTimeout: 2m}'
+iop canary canary '{mode: Auto, maxConcurrent: 1, rolloutTimeout: 2m, minInterval: 0s}'
 wait_for 120 "IstioOperator canary HEALTHY" is_healthy canary
 wait_for 30 "canary webhook configuration" exists mutatingwebhookconfiguration "$mwc_canary"
 url=$(kubectl get mutatingwebhookconfiguration "$mwc_canary" -o jsonpath='{.webhooks[0].clientConfig.url}')

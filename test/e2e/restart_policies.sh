@@ -29,8 +29,8 @@ cleanup() {
 trap cleanup EXIT
 
 rl_control_planes
-rl_iop "e2e-policy-default-$id" default '{mode: Auto, maxConcurrent: 2, rolloutTimeout: 2m}'
-rl_iop "e2e-policy-canary-$id" canary '{mode: Auto, maxConcurrent: 1, rolloutTimeout: 2m}'
+rl_iop "e2e-policy-default-$id" default '{mode: Auto, maxConcurrent: 2, rolloutTimeout: 2m, minInterval: 0s}'
+rl_iop "e2e-policy-canary-$id" canary '{mode: Auto, maxConcurrent: 1, rolloutTimeout: 2m, minInterval: 0s}'
 rl_webhook
 rl_mwc "e2e-policy-injector-$id" default yes
 rl_mwc "e2e-policy-injector-canary-$id" canary no

@@ -78,12 +78,13 @@ class ClusterPlan : public ::testing::Test {
       return d;
     };
     std::map<std::string, PlanEntry> by_name;
-    for (PlanEntry& e : plan_cluster(view_, fn, now))
+    for (PlanEntry& e : plan_cluster(view_, fn, now, options_))
       by_name[e.plan.ns + "/" + e.plan.name] = std::move(e);
     return by_name;
   }
 
   ClusterView view_;
+  ClusterPlanOptions options_;
   std::set<std::string> known_{"default", "canary"};
 };
 
@@ -303,6 +304,79 @@ TEST_F(EvictPlan, NotReadyDefersDryRunOnlyReportsAndZeroMaxUnavailableBlocks) {
   EXPECT_NE(plan.at("ns-a/small").why.find("spec.strategy.rollingUpdate.maxUnavailable"),
             std::string::npos)
       << plan.at("ns-a/small").why;
+}
+
+// minInterval (flap limit), on the same fixture: a Deployment web (4 Ready pods) all on the
+// default revision while its namespace asks for canary (policy Auto).
+class FlapPlan : public EvictPlan {
+ protected:
+  void SetUp() override {
+    EvictPlan::SetUp();
+    set_canary_restarts(R"({"mode":"Auto"})");
+    add_ready_deployment("ns-a", "web", {"default", "default", "default", "default"});
+  }
+  // meshop's record on web's pod template: restarted at `at` for `cause`.
+  void record(const std::string& at, const std::string& cause) {
+    rapidjson::Document& web = view_.workloads.edit(web_index_);
+    auto& a = web.GetAllocator();
+    auto& meta = web["spec"]["template"]["metadata"];
+    if (meta.HasMember("annotations")) meta.RemoveMember("annotations");
+    rapidjson::Document ann =
+        parse(R"({"kubectl.kubernetes.io/restartedAt":")" + at + R"(")" +
+              (cause.empty() ? "" : R"(,"meshop.io/restart-cause":")" + cause + R"(")") + "}");
+    meta.AddMember("annotations", rapidjson::Value().CopyFrom(ann, a), a);
+  }
+  std::size_t web_index_ = 0;  // the Deployment is the first workload
+};
+
+TEST_F(FlapPlan, RolloutInsideMinIntervalIsDeferredUntilItEnds) {
+  // Restarted at 10:00 for a template change; the move to canary arrives at 10:04.
+  record("2026-12-02T10:00:00Z", "TemplateChanged/default/abc");
+  auto plan = run(at_utc(10, 4));
+  const PlanEntry& web = plan.at("ns-a/web");
+  EXPECT_EQ(web.action, Action::kDeferred) << web.why;
+  EXPECT_EQ(web.cause, "RevisionChanged/canary");
+  EXPECT_EQ(web.why,
+            "restarted at 2026-12-02T10:00:00Z for TemplateChanged/default/abc; next at "
+            "2026-12-02T10:10:00Z (minInterval 10m)");
+  EXPECT_EQ(run(at_utc(10, 10)).at("ns-a/web").action, Action::kRestart);
+
+  set_canary_restarts(R"({"mode":"Auto","minInterval":"1h"})");
+  plan = run(at_utc(10, 30));
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kDeferred);
+  EXPECT_NE(plan.at("ns-a/web").why.find("next at 2026-12-02T11:00:00Z"), std::string::npos)
+      << plan.at("ns-a/web").why;
+  set_canary_restarts(R"({"mode":"DryRun","minInterval":"1h"})");
+  EXPECT_EQ(run(at_utc(10, 30)).at("ns-a/web").action, Action::kDeferred)
+      << "DryRun shows the same gate";
+
+  set_canary_restarts(R"({"mode":"Auto","minInterval":"0s"})");
+  EXPECT_EQ(run(at_utc(10, 1)).at("ns-a/web").action, Action::kRestart) << "0s: no limit";
+}
+
+TEST_F(FlapPlan, OnlyMeshopsOwnRestartsCountAndTheSameCauseIsStillInProgress) {
+  // `kubectl rollout restart` writes restartedAt without meshop's cause record.
+  record("2026-12-02T10:00:00Z", "");
+  EXPECT_EQ(run(at_utc(10, 1)).at("ns-a/web").action, Action::kRestart);
+  // Restarted for this very cause a minute ago: its rollout is under way, not a flap.
+  record("2026-12-02T10:00:00Z", "RevisionChanged/canary");
+  EXPECT_EQ(run(at_utc(10, 1)).at("ns-a/web").action, Action::kInProgress);
+}
+
+TEST_F(FlapPlan, EvictTakesTheLastRestartFromTheCallersMemory) {
+  set_canary_restarts(R"({"mode":"Auto","strategy":"Evict"})");
+  EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kRestart) << "no wave remembered";
+  options_.last_restarts["Deployment/ns-a/web"] = {at_utc(10, 0), "InjectionEnabled/default"};
+  auto plan = run(soon_);  // 10:05
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kDeferred) << plan.at("ns-a/web").why;
+  EXPECT_EQ(plan.at("ns-a/web").why,
+            "restarted at 2026-12-02T10:00:00Z for InjectionEnabled/default; next at "
+            "2026-12-02T10:10:00Z (minInterval 10m)");
+  EXPECT_EQ(run(at_utc(10, 10)).at("ns-a/web").action, Action::kRestart);
+  // The later of the template's record and the memory counts.
+  record("2026-12-02T10:08:00Z", "TemplateChanged/default/abc");
+  EXPECT_NE(run(at_utc(10, 10)).at("ns-a/web").why.find("next at 2026-12-02T10:18:00Z"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -27,6 +27,11 @@ SystemTime utc(int day, int hour, int minute) {
   return std::chrono::system_clock::from_time_t(timegm(&tm));
 }
 
+// 2026-12-02 at hour:minute UTC.
+SystemTime at_utc(int hour, int minute) {
+  return utc(30, hour, minute) + std::chrono::days(2);
+}
+
 TEST(Policy, DefaultsWhenAbsent) {
   auto p = parse_policy(nullptr);
   ASSERT_TRUE(p.ok());
@@ -38,13 +43,14 @@ TEST(Policy, DefaultsWhenAbsent) {
   EXPECT_EQ(p->failure_policy, FailurePolicy::kPause);
   EXPECT_FALSE(p->include_template_changes);
   EXPECT_FALSE(p->maintenance_window);
+  EXPECT_EQ(p->min_interval, 10min);
 }
 
 TEST(Policy, ParsesEveryField) {
   auto doc =
       parse(R"({"mode":"Auto","strategy":"Evict","maxConcurrent":3,"maxConcurrentPerNamespace":1,
     "rolloutTimeout":"1h30m","failurePolicy":"Continue","includeTemplateChanges":true,
-    "maintenanceWindow":{"days":["Sat","Sun"],"start":"22:00","end":"04:30"}})");
+    "minInterval":"90s","maintenanceWindow":{"days":["Sat","Sun"],"start":"22:00","end":"04:30"}})");
   auto p = parse_policy(&doc);
   ASSERT_TRUE(p.ok()) << p.message();
   EXPECT_EQ(p->mode, Mode::kAuto);
@@ -54,6 +60,7 @@ TEST(Policy, ParsesEveryField) {
   EXPECT_EQ(p->rollout_timeout, 90min);
   EXPECT_EQ(p->failure_policy, FailurePolicy::kContinue);
   EXPECT_TRUE(p->include_template_changes);
+  EXPECT_EQ(p->min_interval, 90s);
   ASSERT_TRUE(p->maintenance_window);
   EXPECT_EQ(p->maintenance_window->days, (std::vector<int>{6, 0}));
   EXPECT_EQ(p->maintenance_window->start_minute, 22 * 60);
@@ -73,6 +80,8 @@ TEST(Policy, ErrorsNameTheField) {
       {R"({"rolloutTimeout":"10"})", "spec.restarts.rolloutTimeout"},
       {R"({"rolloutTimeout":"10x"})", "spec.restarts.rolloutTimeout"},
       {R"({"failurePolicy":"Stop"})", "spec.restarts.failurePolicy"},
+      {R"({"minInterval":"ten minutes"})", "spec.restarts.minInterval"},
+      {R"({"minInterval":600})", "spec.restarts.minInterval"},
       {R"({"maintenanceWindow":{"start":"25:00","end":"01:00"}})",
        "spec.restarts.maintenanceWindow.start"},
       {R"({"maintenanceWindow":{"start":"01:00"}})", "spec.restarts.maintenanceWindow.end"},
@@ -86,6 +95,61 @@ TEST(Policy, ErrorsNameTheField) {
     ASSERT_FALSE(p.ok()) << c.json;
     EXPECT_EQ(p.message().rfind(std::string(c.field) + ":", 0), 0u) << p.message();
   }
+}
+
+TEST(Policy, MinIntervalZeroTurnsTheFlapLimitOff) {
+  auto doc = parse(R"({"minInterval":"0s"})");
+  auto p = parse_policy(&doc);
+  ASSERT_TRUE(p.ok()) << p.message();
+  EXPECT_EQ(p->min_interval, 0s);
+  LastRestart last{at_utc(10, 0), "RevisionChanged/canary"};
+  EXPECT_FALSE(flap_deferral(last, *p, at_utc(10, 0)));
+}
+
+TEST(Policy, FlapDeferralNamesTheLastRestartAndTheNextTime) {
+  Policy p;  // minInterval 10m
+  LastRestart last{at_utc(10, 0), "TemplateChanged/default/abc"};
+  auto why = flap_deferral(last, p, at_utc(10, 4));
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why,
+            "restarted at 2026-12-02T10:00:00Z for TemplateChanged/default/abc; next at "
+            "2026-12-02T10:10:00Z (minInterval 10m)");
+  EXPECT_FALSE(flap_deferral(last, p, at_utc(10, 10))) << "the interval's end is allowed";
+  EXPECT_FALSE(flap_deferral(std::nullopt, p, at_utc(10, 4))) << "never restarted by meshop";
+  p.min_interval = 1h + 30min + 5s;
+  EXPECT_NE(flap_deferral(last, p, at_utc(11, 0))
+                ->find("next at 2026-12-02T11:30:05Z "
+                       "(minInterval 1h30m5s)"),
+            std::string::npos);
+}
+
+TEST(Policy, LastRestartIsReadFromMeshopsRecordOnly) {
+  auto ours = parse(R"({"kind":"Deployment","spec":{"template":{"metadata":{"annotations":{
+      "kubectl.kubernetes.io/restartedAt":"2026-12-02T10:00:00Z",
+      "meshop.io/restart-cause":"RevisionChanged/canary"}}}}})");
+  auto last = last_restart_of(ours);
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->at, at_utc(10, 0));
+  EXPECT_EQ(last->cause, "RevisionChanged/canary");
+  auto kubectls = parse(R"({"kind":"Deployment","spec":{"template":{"metadata":{"annotations":{
+      "kubectl.kubernetes.io/restartedAt":"2026-12-02T10:00:00Z"}}}}})");
+  EXPECT_FALSE(last_restart_of(kubectls)) << "kubectl rollout restart is not a meshop restart";
+  auto cron = parse(R"({"kind":"CronJob","spec":{"jobTemplate":{"spec":{"template":{"metadata":{
+      "annotations":{"kubectl.kubernetes.io/restartedAt":"2026-12-02T10:00:00+01:00",
+      "meshop.io/restart-cause":"InjectionEnabled/default"}}}}}}})");
+  ASSERT_TRUE(last_restart_of(cron));
+  EXPECT_EQ(last_restart_of(cron)->at, at_utc(9, 0));
+}
+
+TEST(Policy, Rfc3339RoundTrips) {
+  EXPECT_EQ(parse_rfc3339(rfc3339(at_utc(23, 59))), at_utc(23, 59));
+  EXPECT_EQ(parse_rfc3339("2026-12-02T10:00:00.123456Z"), at_utc(10, 0));
+  EXPECT_FALSE(parse_rfc3339("2026-12-02 10:00"));
+  EXPECT_FALSE(parse_rfc3339("2026-02-30T10:00:00Z"));
+  EXPECT_FALSE(parse_rfc3339("2026-12-02T10:00:00"));
+  EXPECT_EQ(go_duration(0s), "0s");
+  EXPECT_EQ(go_duration(10min), "10m");
+  EXPECT_EQ(go_duration(2h + 5s), "2h5s");
 }
 
 TEST(Policy, GoDurations) {
