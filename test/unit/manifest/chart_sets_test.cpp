@@ -18,6 +18,7 @@
 #include "operator/helm/chart.hpp"
 #include "operator/manifest/istioctl_pipeline.hpp"
 #include "operator/template/funcs_support.hpp"
+#include "test/unit/manifest/test_support.hpp"
 
 namespace meshop::manifest {
 namespace {
@@ -47,18 +48,7 @@ std::string sha256_hex(const ChartSet& s) {
 
 // The module directory of a bundled version (hack/chart-sets.sh --dir), "" when unavailable.
 std::string module_dir(const std::string& version) {
-  std::string cmd = "bash '" + std::string(MESHOP_SOURCE_DIR) + "/hack/chart-sets.sh' --dir '" +
-                    version + "' 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return {};
-  char buf[4096];
-  std::string out;
-  while (fgets(buf, sizeof buf, p) != nullptr)
-    out += buf;
-  pclose(p);
-  while (!out.empty() && out.back() == '\n')
-    out.pop_back();
-  return out;
+  return testing::hack_output("chart-sets.sh", {"--dir", version});
 }
 
 std::string json(const template_engine::Value& v) {

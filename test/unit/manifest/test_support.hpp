@@ -14,12 +14,14 @@
 
 namespace meshop::manifest::testing {
 
-// The pinned istio.io/istio module directory ($MESHOP_ISTIO_MODULE, else hack/istio-module.sh,
-// which downloads it), or "" when unavailable (tests then skip). Needs MESHOP_SOURCE_DIR.
-inline std::string istio_module() {
-  if (const char* env = std::getenv("MESHOP_ISTIO_MODULE")) return env;
-  std::string cmd =
-      "bash '" + std::string(MESHOP_SOURCE_DIR) + "/hack/istio-module.sh' 2>/dev/null";
+// What `bash hack/<script> <args>` prints on stdout, trailing newlines dropped (stderr
+// discarded), or "" when it cannot run. Needs MESHOP_SOURCE_DIR.
+inline std::string hack_output(const std::string& script,
+                               const std::vector<std::string>& args = {}) {
+  std::string cmd = "bash '" + std::string(MESHOP_SOURCE_DIR) + "/hack/" + script + "'";
+  for (const std::string& a : args)
+    cmd += " '" + a + "'";
+  cmd += " 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return {};
   char buf[4096];
@@ -30,6 +32,13 @@ inline std::string istio_module() {
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
     out.pop_back();
   return out;
+}
+
+// The pinned istio.io/istio module directory ($MESHOP_ISTIO_MODULE, else hack/istio-module.sh,
+// which downloads it), or "" when unavailable (tests then skip).
+inline std::string istio_module() {
+  if (const char* env = std::getenv("MESHOP_ISTIO_MODULE")) return env;
+  return hack_output("istio-module.sh");
 }
 
 inline api::Result<RenderResult> render_texts(std::vector<std::string> files,
