@@ -9,6 +9,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -21,7 +22,17 @@ struct Error {
   bool conflict = false;
   // The server said when to try again (429 or 503 with Retry-After): the retry waits that long.
   std::optional<std::chrono::seconds> retry_after = std::nullopt;
+  // The apiserver refused the request (403 Forbidden): meshop's ClusterRole lacks a verb. Only
+  // an administrator fixes that, so retries are slow and the message names verb and resource.
+  bool forbidden = false;
 };
+
+// The same error with `context` (e.g. "pruning for IstioOperator a/b") before its message; the
+// flags that choose the retry (conflict, retry_after, forbidden) are kept.
+inline Error with_context(std::string_view context, Error e) {
+  e.message = std::string(context) + ": " + e.message;
+  return e;
+}
 
 template <class T>
 class [[nodiscard]] Result {

@@ -5,7 +5,9 @@
 // it: the pass is retried at once through the rate limiter and nothing is reported to users
 // (no ERROR status, no Warning Event). Every other API error is a failure: reported where the
 // reconciler reports failures and retried with per-key exponential backoff, or after the
-// server's Retry-After when it sent one (429 Too Many Requests, 503).
+// server's Retry-After when it sent one (429 Too Many Requests, 503). A 403 Forbidden (meshop's
+// ClusterRole lacks a verb) is a failure too, retried slowly: from 1 s, doubling, up to 5 min,
+// since only an administrator's change of the role can make the next try succeed.
 #pragma once
 
 #include <string>
@@ -20,12 +22,14 @@ namespace meshop::reconcilers {
 // `context` (e.g. "listing pods") goes before the apiserver's message.
 inline api::Error api_error(const kube::Error& e, std::string_view context = {}) {
   std::string message = context.empty() ? e.message : std::string(context) + ": " + e.message;
-  return api::Error{std::move(message), e.is(kube::ErrorKind::kConflict), e.retry_after};
+  return api::Error{std::move(message), e.is(kube::ErrorKind::kConflict), e.retry_after,
+                    e.is(kube::ErrorKind::kForbidden)};
 }
 
 inline runtime::Action error_action(const api::Error& e) {
   if (e.conflict) return runtime::Action::conflict(e.message);
   if (e.retry_after) return runtime::Action::retry_after(*e.retry_after, e.message);
+  if (e.forbidden) return runtime::Action::forbidden(e.message);
   return runtime::Action::error(e.message);
 }
 

@@ -496,8 +496,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     const bool keep_shared = successor.has_value() && successor->key() != key;
     const std::set<ObjectId> keep_nothing;
     auto deleted = co_await delete_owned(name, ns, keep_nothing, kinds, keep_shared);
-    if (!deleted)
-      co_return api::Error{"uninstalling IstioOperator " + key + ": " + deleted.message()};
+    if (!deleted) co_return api::with_context("uninstalling IstioOperator " + key, deleted.error());
     outcome.pruned = *deleted;
     std::string patch = "[" + rv_test + R"(,{"op":"remove","path":"/metadata/finalizers/)" +
                         std::to_string(finalizer_index) + R"("}])";
@@ -721,7 +720,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
   // Prune only after a complete apply.
   if (report.state != InstallState::kError) {
     auto pruned = co_await delete_owned(name, ns, desired, kinds, !owns_shared);
-    if (!pruned) co_return api::Error{"pruning for IstioOperator " + key + ": " + pruned.message()};
+    if (!pruned) co_return api::with_context("pruning for IstioOperator " + key, pruned.error());
     outcome.pruned = *pruned;
   }
 

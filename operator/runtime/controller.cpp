@@ -13,6 +13,10 @@
 namespace meshop::runtime {
 
 namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+constexpr Duration kForbiddenFirstRetry = 1s;
+constexpr Duration kForbiddenMaxRetry = 5min;
 
 Controller::Controller(std::string name, WorkQueue& queue, Reconciler reconciler, Options options,
                        Clock& clock, RuntimeMetrics* metrics)
@@ -130,6 +134,19 @@ asio::awaitable<void> Controller::reconcile_one(const std::string& key) {
                    std::chrono::duration_cast<std::chrono::seconds>(action.after).count()}});
       queue_.add_after(key, action.after);
       break;
+    case Action::Kind::kForbidden: {
+      result = "error";
+      const auto retries = queue_.num_requeues(key);
+      const Duration delay =
+          queue_.add_rate_limited_slow(key, kForbiddenFirstRetry, kForbiddenMaxRetry);
+      log::error("reconcile forbidden by RBAC; retrying slowly",
+                 {{"controller", name_},
+                  {"object", key},
+                  {"error", action.message},
+                  {"retries", retries},
+                  {"retry_in_seconds", std::chrono::duration<double>(delay).count()}});
+      break;
+    }
     case Action::Kind::kTerminalError:
       result = "error";
       log::error("reconcile failed terminally; not retrying until the object changes",

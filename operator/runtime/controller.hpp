@@ -33,7 +33,8 @@ struct Action {
     kError,
     kTerminalError,
     kConflict,
-    kRetryAfter
+    kRetryAfter,
+    kForbidden
   };
   Kind kind = Kind::kDone;
   Duration after{};
@@ -55,6 +56,10 @@ struct Action {
   static Action retry_after(Duration d, std::string msg) {
     return {Kind::kRetryAfter, d, std::move(msg)};
   }
+  // The apiserver refused a request (403): logged and counted as an error, retried on a slow
+  // per-key backoff (1 s, doubling, at most 5 min; never sooner than the rate limiter's step),
+  // because only a change of meshop's RBAC can make the next try succeed.
+  static Action forbidden(std::string msg) { return {Kind::kForbidden, {}, std::move(msg)}; }
 };
 
 using Reconciler = std::function<boost::asio::awaitable<Action>(const std::string& key)>;

@@ -72,6 +72,18 @@ void WorkQueue::add_rate_limited(const std::string& key) {
   add_after(key, limiter_->when(key));
 }
 
+Duration WorkQueue::add_rate_limited_slow(const std::string& key, Duration first, Duration max) {
+  if (shutting_down_) return Duration::zero();
+  const int before = limiter_->num_requeues(key);
+  if (retries_ != nullptr) retries_->Increment();
+  Duration delay = limiter_->when(key);
+  Duration slow = max;
+  if (before < 30) slow = std::min(max, first * (int64_t{1} << before));
+  delay = std::max(delay, slow);
+  add_after(key, delay);
+  return delay;
+}
+
 void WorkQueue::forget(const std::string& key) {
   limiter_->forget(key);
 }

@@ -47,6 +47,10 @@ class WorkQueue {
   void add(const std::string& key);
   void add_after(const std::string& key, Duration delay);
   void add_rate_limited(const std::string& key);
+  // Like add_rate_limited (counts a failure of `key`), but waits at least first·2^n, at most
+  // `max`, where n is the failures counted before this one: a slow backoff for errors that
+  // retrying soon cannot fix. Returns the delay chosen.
+  Duration add_rate_limited_slow(const std::string& key, Duration first, Duration max);
   void forget(const std::string& key);
   int num_requeues(const std::string& key) const;
 

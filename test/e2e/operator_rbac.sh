@@ -107,28 +107,38 @@ ublocked() { kubectl -n "$cp" get events.events.k8s.io --field-selector "regardi
   -o jsonpath='{.items[*].reason}' | grep -q UninstallBlocked; }
 wait_for 10 "Warning Event UninstallBlocked" ublocked
 echo "uninstall blocked: $(kubectl -n "$cp" get istiooperator minimal -o jsonpath='{.status.message}' | cut -c1-120)"
-# Errors back off per key: the gaps between the install controller's retries of this key grow.
-sleep 10
-python3 - "$work/run.log" "$cp/minimal" <<'PY' || fail "install retries of a failing key do not back off"
+# A Forbidden error backs off slowly per key: the retry delays double from 1 s (at most 5 min)
+# and the gaps between the install controller's retries grow; passes that events start (the
+# delete) come in between.
+forbidden_passes() {
+  grep 'reconcile forbidden by RBAC; retrying slowly' "$work/run.log" | grep -c '"controller":"install"' || true
+}
+enough_passes() { [ "$(forbidden_passes)" -ge 6 ]; }
+wait_for 90 "six slow retries of the Forbidden install pass" enough_passes
+python3 - "$work/run.log" "$cp/minimal" <<'PY' || fail "install retries of a Forbidden key do not back off slowly"
 import json, sys
 from datetime import datetime
 ts = []
 for line in open(sys.argv[1]):
     try: e = json.loads(line)
     except ValueError: continue
-    if e.get("msg") == "reconcile failed; retrying with backoff" and e.get("object") == sys.argv[2] \
+    if e.get("msg") == "reconcile forbidden by RBAC; retrying slowly" and e.get("object") == sys.argv[2] \
        and e.get("controller") == "install":
-        ts.append(datetime.strptime(e["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").timestamp())
-gaps = [round(b - a, 3) for a, b in zip(ts, ts[1:])]
-print(f"backoff: {len(ts)} failed passes, gaps {gaps} s")
-assert len(gaps) >= 4, gaps
-assert gaps[-1] >= 4 * min(gaps[:3]) and gaps[-1] >= 0.5, gaps
+        ts.append((datetime.strptime(e["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").timestamp(),
+                   e.get("retry_in_seconds")))
+delays = [d for _, d in ts]
+gaps = [round(b[0] - a[0], 3) for a, b in zip(ts, ts[1:])]
+print(f"forbidden backoff: {len(ts)} failed passes, retry delays {delays} s, gaps {gaps} s")
+assert len(ts) >= 6, ts
+assert all(d is not None and d >= 1 for d in delays), delays
+assert delays[-1] >= 8 * delays[0], delays
+assert gaps[-1] >= 4, gaps
 PY
 kubectl apply -f "$MESHOP_SOURCE_DIR/config/rbac.yaml" >/dev/null
 
 sel="install.operator.istio.io/owning-resource=minimal,install.operator.istio.io/owning-resource-namespace=$cp"
 gone() { ! kubectl -n "$cp" get istiooperator minimal >/dev/null 2>&1; }
-wait_for 120 "IstioOperator uninstalled (finalizer removed by meshop)" gone
+wait_for 180 "IstioOperator uninstalled (finalizer removed by meshop)" gone
 left=$(kubectl get serviceaccounts,roles,rolebindings,deployments,configmaps,services -A -l "$sel" -o name; \
        kubectl get clusterroles,clusterrolebindings -l "$sel" -o name)
 [ -z "$left" ] || fail "left behind after uninstall: $left"

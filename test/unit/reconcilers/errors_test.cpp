@@ -36,16 +36,25 @@ TEST(ErrorPolicy, RetryAfterIsHonouredAndOtherErrorsBackOff) {
   EXPECT_EQ(a.after, std::chrono::seconds(7));
   EXPECT_NE(a.message.find("too many requests"), std::string::npos);
 
-  for (const kube::Error& e :
-       {from(403, R"({"kind":"Status","reason":"Forbidden","code":403,"message":"cannot patch"})"),
-        from(422,
-             R"({"kind":"Status","reason":"Invalid","code":422,"message":"spec.x: Invalid value",
-            "details":{"causes":[{"reason":"FieldValueInvalid","field":"spec.x"}]}})")}) {
-    api::Error err = api_error(e);
-    EXPECT_FALSE(err.conflict) << err.message;
-    EXPECT_FALSE(err.retry_after.has_value());
-    EXPECT_EQ(error_action(err).kind, Action::Kind::kError) << err.message;
-  }
+  api::Error invalid = api_error(
+      from(422, R"({"kind":"Status","reason":"Invalid","code":422,"message":"spec.x: Invalid value",
+            "details":{"causes":[{"reason":"FieldValueInvalid","field":"spec.x"}]}})"));
+  EXPECT_FALSE(invalid.conflict) << invalid.message;
+  EXPECT_FALSE(invalid.forbidden) << invalid.message;
+  EXPECT_FALSE(invalid.retry_after.has_value());
+  EXPECT_EQ(error_action(invalid).kind, Action::Kind::kError) << invalid.message;
+}
+
+TEST(ErrorPolicy, ForbiddenIsRetriedSlowlyAndNamesVerbAndResource) {
+  api::Error err = api_error(from(403, R"({"kind":"Status","reason":"Forbidden","code":403,
+        "message":"resourcequotas is forbidden: User \"system:serviceaccount:meshop-system:meshop\" cannot list resource \"resourcequotas\" in API group \"\" at the cluster scope"})"),
+                             "pruning");
+  EXPECT_TRUE(err.forbidden);
+  EXPECT_FALSE(err.conflict);
+  Action a = error_action(err);
+  EXPECT_EQ(a.kind, Action::Kind::kForbidden);
+  EXPECT_NE(a.message.find("cannot list resource \"resourcequotas\""), std::string::npos)
+      << a.message;
 }
 
 }  // namespace

@@ -157,6 +157,35 @@ TEST_F(ControllerTest, RetryAfterWaitsWhatTheServerAskedAndCountsAnError) {
   run_ready(ioc);
 }
 
+TEST_F(ControllerTest, ForbiddenRetriesSlowlyDoublingFromOneSecondAndCountsErrors) {
+  script =
+      std::vector<Action>(12, Action::forbidden("list resourcequotas: forbidden (Forbidden, 403)"));
+  start_scripted();
+  queue.add("k");
+  run_ready(ioc);
+  // Retry n (counting from 0) comes 2^n s after the failure before it, capped at 5 min.
+  for (int n = 0; n < 10; ++n) {
+    const Duration expected = std::min<Duration>(std::chrono::seconds(1 << n), 5min);
+    clock.advance(expected - 1ms);
+    run_ready(ioc);
+    ASSERT_EQ(runs["k"], n + 1) << "retry " << n << " came before " << expected.count();
+    clock.advance(1ms);
+    run_ready(ioc);
+    ASSERT_EQ(runs["k"], n + 2) << "retry " << n << " did not come after " << expected.count();
+  }
+  EXPECT_EQ(total("error"), 11);
+  bool logged = false;
+  for (const auto& line : log_lines) {
+    if (line.find("reconcile forbidden by RBAC; retrying slowly") != std::string::npos) {
+      logged = true;
+      EXPECT_NE(line.find(R"("level":"error")"), std::string::npos) << line;
+    }
+  }
+  EXPECT_TRUE(logged);
+  controller->stop();
+  run_ready(ioc);
+}
+
 TEST_F(ControllerTest, TerminalErrorIsNotRetried) {
   script = {Action::terminal_error("spec.revision: invalid")};
   start_scripted();
