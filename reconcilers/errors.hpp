@@ -21,9 +21,9 @@ namespace meshop::reconcilers {
 
 // `context` (e.g. "listing pods") goes before the apiserver's message.
 inline api::Error api_error(const kube::Error& e, std::string_view context = {}) {
-  std::string message = context.empty() ? e.message : std::string(context) + ": " + e.message;
-  return api::Error{std::move(message), e.is(kube::ErrorKind::kConflict), e.retry_after,
-                    e.is(kube::ErrorKind::kForbidden)};
+  api::Error err{e.message, e.is(kube::ErrorKind::kConflict), e.retry_after,
+                 e.is(kube::ErrorKind::kForbidden)};
+  return context.empty() ? err : api::with_context(context, std::move(err));
 }
 
 inline runtime::Action error_action(const api::Error& e) {
