@@ -101,6 +101,11 @@ class State {
     errorf("undefined variable: " + set_->var_names[static_cast<std::size_t>(id)]);
   }
   void set_top_var(std::size_t n, Value v) { vars_[vars_.size() - n].value = std::move(v); }
+  Value& var_slot(int id) {
+    for (std::size_t i = vars_.size(); i-- > base_;)
+      if (vars_[i].id == id) return vars_[i].value;
+    errorf("undefined variable: " + set_->var_names[static_cast<std::size_t>(id)]);
+  }
   const Value& var_value(int id) const {
     for (std::size_t i = vars_.size(); i-- > base_;)
       if (vars_[i].id == id) return vars_[i].value;
@@ -344,9 +349,45 @@ class State {
     v.set_boxed(false);
   }
 
+  // `$v = f ... $v ...`: the one argument node that reads $v, when nothing else in the
+  // command reads it. The variable is overwritten by the result right after the call (or the
+  // execution fails), so that argument can take the variable's value instead of a copy of it;
+  // a function then sees a list or map it alone holds and may reuse it (sprig `append` grows a
+  // sole-held list in place: `$apps = append $apps .Name` in a range is linear, not quadratic).
+  static const VariableNode* stealable_argument(const PipeNode* pipe) {
+    if (!pipe->is_assign || pipe->decl.size() != 1 || pipe->cmds.size() != 1) return nullptr;
+    const std::vector<Node*>& args = pipe->cmds[0]->args;
+    if (args.size() < 2 || args[0]->type != NodeType::kIdentifier) return nullptr;
+    int id = pipe->decl[0]->var_id;
+    const VariableNode* found = nullptr;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      const Node* a = args[i];
+      switch (a->type) {
+        case NodeType::kVariable: {
+          const auto* v = static_cast<const VariableNode*>(a);
+          if (v->var_id != id) break;
+          if (found != nullptr || v->ident.size() != 1) return nullptr;
+          found = v;
+          break;
+        }
+        case NodeType::kField:
+        case NodeType::kDot:
+        case NodeType::kString:
+        case NodeType::kNumber:
+        case NodeType::kBool:
+        case NodeType::kNil:
+          break;
+        default:  // pipes, chains, calls: they could read $v too
+          return nullptr;
+      }
+    }
+    return found;
+  }
+
   Value eval_pipeline(const Value& dot, const PipeNode* pipe) {
     if (pipe == nullptr) return Value();
     at(pipe);
+    steal_ = stealable_argument(pipe);
     Value value;
     bool have = false;
     for (const CommandNode* cmd : pipe->cmds) {
@@ -354,6 +395,7 @@ class State {
       have = true;
       unwrap(value);
     }
+    steal_ = nullptr;
     for (const VariableNode* v : pipe->decl) {
       if (pipe->is_assign)
         set_var(v->var_id, value);
@@ -440,6 +482,10 @@ class State {
     const Value& value = var_value(v->var_id);
     if (v->ident.size() == 1) {
       if (args != nullptr) not_a_function(*args, final);
+      if (v == steal_) {
+        steal_ = nullptr;
+        return std::move(var_slot(v->var_id));
+      }
       return value;
     }
     return eval_field_chain(dot, value, v, v->ident, 1, args, final);
@@ -806,6 +852,8 @@ class State {
   std::vector<Var> vars_;
   std::size_t base_ = 0;
   int depth_ = 0;
+  // The argument node whose variable's value moves into the call (stealable_argument).
+  const VariableNode* steal_ = nullptr;
 };
 
 }  // namespace

@@ -975,10 +975,20 @@ void add_sprig_functions(FunctionMap& fm) {
   // --- lists ---
   fm.add("list", variadic({}, kAny),
          [](Args a) -> Result<Value> { return new_list(std::vector<Value>(a.begin(), a.end())); });
+  // sprig copies the list and appends. When the argument is the list's only holder (the
+  // executor moves `$l` into `$l = append $l x`), nothing can see the difference, so the list
+  // grows in place: building a list in a range is linear, not quadratic.
   auto push = [](Args a) -> Result<Value> {
     if (a[0].is_nil_or_invalid()) return fail(kNilDeref);
     const auto* items = list_items(a[0]);
     if (items == nullptr) return fail("Cannot push on type " + kind_for_error(a[0]));
+    if (List* l = a[0].as_list();
+        l != nullptr && a[0].owner().get() == l && a[0].owner().use_count() == 1) {
+      l->items.push_back(a[1]);
+      l->elem_type.clear();  // sprig's result is []interface {} whatever the argument was
+      return a[0];
+    }
+    list_elements_copied() += items->size();
     std::vector<Value> out(*items);
     out.push_back(a[1]);
     return new_list(std::move(out));
@@ -989,6 +999,7 @@ void add_sprig_functions(FunctionMap& fm) {
     if (a[0].is_nil_or_invalid()) return fail(kNilDeref);
     const auto* items = list_items(a[0]);
     if (items == nullptr) return fail("Cannot prepend on type " + kind_for_error(a[0]));
+    list_elements_copied() += items->size();
     std::vector<Value> out{a[1]};
     out.insert(out.end(), items->begin(), items->end());
     return new_list(std::move(out));

@@ -21,6 +21,11 @@ Value Value::complex128(double real, double imag) {
   return v;
 }
 
+std::uint64_t& list_elements_copied() {
+  thread_local std::uint64_t copied = 0;
+  return copied;
+}
+
 Value Value::list(std::shared_ptr<List> l) {
   Value v(Kind::kList);
   v.ptr_ = l.get();

@@ -292,6 +292,11 @@ class Object {
   virtual std::optional<std::int64_t> int_value() const { return std::nullopt; }
 };
 
+// Elements that list functions (sprig append/push/prepend) copied from an argument list into
+// a new one, on this thread, since it started. For tests: building a list element by element
+// (`$l = append $l x` in a range) must copy O(n) elements in all, not O(n^2).
+std::uint64_t& list_elements_copied();
+
 // Go's truth rule (text/template `truth`): false, 0, "", nil, empty slice/map, nil pointer
 // are false; invalid is false.
 bool truth(const Value& v);
