@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <functional>
+#include <optional>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -48,6 +51,67 @@ bool go_equal(const Value* a, const Value* b) {
   if (a->IsObject() || a->IsArray() || b->IsObject() || b->IsArray()) return false;
   return json_equal(*a, *b);
 }
+
+// Counted for strategic_merge_key_comparisons().
+bool counted_equal(const Value* a, const Value* b) {
+  ++strategic_merge_key_comparisons();
+  return go_equal(a, b);
+}
+
+// A hash consistent with go_equal on scalars (json_equal: numbers by value, so by their
+// double; -0 and 0 are equal).
+std::size_t scalar_hash(const Value& v) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType:
+      return 0x9e3779b9u;
+    case rapidjson::kFalseType:
+      return 1;
+    case rapidjson::kTrueType:
+      return 2;
+    case rapidjson::kNumberType: {
+      double d = v.GetDouble();
+      return std::hash<double>{}(d == 0 ? 0.0 : d);
+    }
+    case rapidjson::kStringType:
+      return std::hash<std::string_view>{}(string_view_of(v));
+    default:
+      return 3;  // never looked up: maps and lists equal nothing
+  }
+}
+
+// The first position of each merge key (or scalar) in a list, under go_equal, found in O(1)
+// instead of by a scan: a pod's containers are merged by name, and a scan per container made
+// injection quadratic in their number. Positions are added in increasing order; `key_at(pos)`
+// gives the key now at a position (looked up again on every comparison, so the index holds no
+// pointers into values that a merge may move).
+class FirstIndex {
+ public:
+  void add(std::size_t pos, const Value* key) {
+    if (key == nullptr) {
+      if (!absent_) absent_ = pos;
+      return;
+    }
+    if (key->IsObject() || key->IsArray()) return;
+    by_hash_.emplace(scalar_hash(*key), pos);
+  }
+
+  template <class KeyAt>
+  std::optional<std::size_t> find(const Value* key, KeyAt key_at) const {
+    if (key == nullptr) return absent_;
+    if (key->IsObject() || key->IsArray()) return std::nullopt;
+    std::optional<std::size_t> first;
+    auto [lo, hi] = by_hash_.equal_range(scalar_hash(*key));
+    for (auto it = lo; it != hi; ++it) {
+      if ((!first || it->second < *first) && counted_equal(key, key_at(it->second)))
+        first = it->second;
+    }
+    return first;
+  }
+
+ private:
+  std::unordered_multimap<std::size_t, std::size_t> by_hash_;
+  std::optional<std::size_t> absent_;
+};
 
 std::string describe(const Value& v) {
   std::string s = to_json(v);
@@ -203,20 +267,33 @@ class Merger {
     return merge_key.empty() ? &item : find_member(item, merge_key);
   }
 
-  // index(): position of the first element of `order` whose merge key (or value) equals
-  // `item`'s; -1 when absent.
-  static int index_in(const std::vector<const Value*>& order, const Value& item,
-                      std::string_view merge_key) {
-    const Value* k =
-        merge_key.empty() ? &item : (item.IsObject() ? find_member(item, merge_key) : nullptr);
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      const Value* o = merge_key.empty()
-                           ? order[i]
-                           : (order[i]->IsObject() ? find_member(*order[i], merge_key) : nullptr);
-      if (go_equal(k, o)) return static_cast<int>(i);
-    }
-    return -1;
+  // The merge key of a list element (the element itself in a list of scalars); null when a
+  // map element has none (or the element is not a map).
+  static const Value* element_key(const Value& item, std::string_view merge_key) {
+    return merge_key.empty() ? &item : (item.IsObject() ? find_member(item, merge_key) : nullptr);
   }
+
+  // index(): position of the first element of `order` whose merge key (or value) equals
+  // `item`'s; -1 when absent. Through a FirstIndex of `order`.
+  class OrderIndex {
+   public:
+    OrderIndex(const std::vector<const Value*>& order, std::string_view merge_key)
+        : order_(order), merge_key_(merge_key) {
+      for (std::size_t i = 0; i < order.size(); ++i)
+        index_.add(i, element_key(*order[i], merge_key));
+    }
+    int index_of(const Value& item) const {
+      auto i = index_.find(element_key(item, merge_key_), [this](std::size_t pos) {
+        return element_key(*order_[pos], merge_key_);
+      });
+      return i ? static_cast<int>(*i) : -1;
+    }
+
+   private:
+    const std::vector<const Value*>& order_;
+    std::string_view merge_key_;
+    FirstIndex index_;
+  };
 
   // partition + normalizeElementOrder + mergeSortedSlice: the list order Kubernetes produces.
   void order(Value& list, const std::vector<const Value*>& patch_order,
@@ -226,9 +303,10 @@ class Merger {
       int patch_idx;
       int server_idx;
     };
+    OrderIndex in_patch(patch_order, merge_key), in_server(server_order, merge_key);
     std::vector<Item> patch_items, server_only;
     for (auto& e : list.GetArray()) {
-      Item it{&e, index_in(patch_order, e, merge_key), index_in(server_order, e, merge_key)};
+      Item it{&e, in_patch.index_of(e), in_server.index_of(e)};
       (it.patch_idx >= 0 ? patch_items : server_only).push_back(it);
     }
     auto sort_key = [](int idx) { return idx >= 0 ? idx : INT_MAX; };
@@ -257,6 +335,19 @@ class Merger {
     list.Swap(out);
   }
 
+  // Keeps the elements of `list` for which `keep(element)` holds, in order, in one pass; a
+  // kept element is in its final place before `keep` sees the next one.
+  template <class Keep>
+  static void keep_if(Value& list, Keep keep) {
+    rapidjson::SizeType w = 0;
+    for (rapidjson::SizeType i = 0; i < list.Size(); ++i) {
+      if (!keep(static_cast<const Value&>(list[i]))) continue;
+      if (w != i) list[w] = list[i];  // moves
+      ++w;
+    }
+    list.Erase(list.Begin() + w, list.End());
+  }
+
   void check_element_types(const Value& a, const Value& b, const std::string& path) {
     int kind = -1;
     for (const Value* list : {&a, &b}) {
@@ -277,11 +368,12 @@ class Merger {
         (!original.Empty() && original[0].IsObject()) || (!patch.Empty() && patch[0].IsObject());
     if (!maps) {
       if (is_delete_list) {
-        for (auto it = original.Begin(); it != original.End();) {
-          bool del = std::any_of(patch.Begin(), patch.End(),
-                                 [&](const Value& p) { return json_equal(*it, p); });
-          it = del ? original.Erase(it) : it + 1;
-        }
+        FirstIndex deleted;
+        for (rapidjson::SizeType i = 0; i < patch.Size(); ++i)
+          deleted.add(i, &patch[i]);
+        keep_if(original, [&](const Value& e) {
+          return !deleted.find(&e, [&](std::size_t pos) { return &patch[pos]; });
+        });
         return;
       }
       Document server_copy;
@@ -289,14 +381,15 @@ class Merger {
       for (const auto& p : patch.GetArray())
         original.PushBack(Value(p, alloc_), alloc_);
       // Duplicates go (first occurrence kept; the order is normalized below anyway).
-      for (rapidjson::SizeType i = 0; i < original.Size(); ++i) {
-        for (rapidjson::SizeType j = i + 1; j < original.Size();) {
-          if (json_equal(original[i], original[j])) {
-            original.Erase(original.Begin() + j);
-          } else {
-            ++j;
-          }
-        }
+      {
+        FirstIndex seen;
+        std::size_t pos = 0;
+        keep_if(original, [&](const Value& e) {
+          bool dup = seen.find(&e, [&](std::size_t p) { return &original[p]; }).has_value();
+          // Kept elements are compacted to the front: the next kept one lands at `pos`.
+          if (!dup) seen.add(pos++, &e);
+          return !dup;
+        });
       }
       std::vector<const Value*> patch_order, server_order;
       for (const auto& p : patch.GetArray())
@@ -311,6 +404,7 @@ class Merger {
     // Special elements: {$patch: delete, key: v} removes entries; {$patch: replace} replaces.
     bool replace = false;
     std::vector<const Value*> plain;
+    std::vector<const Value*> deleted;  // merge keys of {$patch: delete} items
     for (const auto& p : patch.GetArray()) {
       const Value* d = find_member(p, kDirective);
       if (d == nullptr) {
@@ -324,9 +418,7 @@ class Merger {
           fail(path, "map: " + describe(p) +
                          " does not contain declared merge key: " + std::string(merge_key));
         }
-        for (auto it = original.Begin(); it != original.End();) {
-          it = go_equal(find_member(*it, merge_key), kv) ? original.Erase(it) : it + 1;
-        }
+        deleted.push_back(kv);
       } else if (dv == "replace") {
         replace = true;
       } else if (dv == "merge") {
@@ -334,6 +426,15 @@ class Merger {
       } else {
         fail(path, "unknown patch type: " + describe(*d) + " in map: " + describe(p));
       }
+    }
+    // The deletions are independent of each other and of the directives after them: one pass.
+    if (!deleted.empty()) {
+      FirstIndex del;
+      for (std::size_t i = 0; i < deleted.size(); ++i)
+        del.add(i, deleted[i]);
+      keep_if(original, [&](const Value& e) {
+        return !del.find(find_member(e, merge_key), [&](std::size_t i) { return deleted[i]; });
+      });
     }
     if (replace) {
       original.SetArray();
@@ -344,24 +445,25 @@ class Merger {
 
     // Merge patch items into the entries with the same key; append the others.
     rapidjson::SizeType appended = 0;
+    FirstIndex by_key;
+    auto key_at = [&](std::size_t i) {
+      return element_key(original[static_cast<rapidjson::SizeType>(i)], merge_key);
+    };
+    for (rapidjson::SizeType i = 0; i < original.Size(); ++i)
+      by_key.add(i, key_at(i));
     for (const Value* p : plain) {
       const Value* kv = find_member(*p, merge_key);
       if (kv == nullptr) {
         fail(path, "map: " + describe(*p) +
                        " does not contain declared merge key: " + std::string(merge_key));
       }
-      Value* match = nullptr;
-      for (auto& e : original.GetArray()) {
-        if (go_equal(find_member(e, merge_key), kv)) {
-          match = &e;
-          break;
-        }
-      }
-      if (match != nullptr) {
-        merge_map(*match, *p, elem_schema,
+      // The first element with that key, an appended one included (merging keeps the key).
+      if (auto match = by_key.find(kv, key_at)) {
+        merge_map(original[static_cast<rapidjson::SizeType>(*match)], *p, elem_schema,
                   path + "[" + std::string(merge_key) + "=" + key_text(*kv) + "]");
       } else {
         original.PushBack(Value(*p, alloc_), alloc_);
+        by_key.add(original.Size() - 1, key_at(original.Size() - 1));
         ++appended;
       }
     }
@@ -464,6 +566,11 @@ class Merger {
 };
 
 }  // namespace
+
+std::uint64_t& strategic_merge_key_comparisons() {
+  thread_local std::uint64_t comparisons = 0;
+  return comparisons;
+}
 
 Status apply_strategic_merge_patch(Document& target, const Value& patch,
                                    const PatchSchemaType& schema) {

@@ -29,6 +29,7 @@
 // Thread-safe: the schema tables are immutable.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "api/json.hpp"
@@ -63,5 +64,10 @@ const PatchSchemaType& pod_patch_schema();
 // Merges `patch` (a JSON object) into `target` (a JSON object) with `schema`.
 Status apply_strategic_merge_patch(Document& target, const Value& patch,
                                    const PatchSchemaType& schema);
+
+// Merge-key (or list-scalar) equality tests made while merging and ordering lists, on this
+// thread, since it started. For tests: lists are matched through a hash index, so merging two
+// lists of n elements makes O(n) comparisons, not O(n^2).
+std::uint64_t& strategic_merge_key_comparisons();
 
 }  // namespace meshop::api
