@@ -500,7 +500,10 @@ std::string scalar_tag(const yaml_event_t& e) {
   return e.data.scalar.plain_implicit != 0 ? "?" : "!";
 }
 
-// Byte offsets of (line, column) marks; libyaml counts columns in characters.
+// Byte offsets of (line, column) marks; libyaml counts columns in characters. Marks come in
+// stream order, so the walk along a line resumes from the previous mark on that line: a
+// document on one line (JSON as `kubectl` or a generator writes it) costs one pass, not one
+// pass per scalar.
 class LineIndex {
  public:
   explicit LineIndex(std::string_view text) : text_(text) {}
@@ -513,18 +516,26 @@ class LineIndex {
       }
     }
     if (m.line >= starts_.size()) return text_.size();
-    std::size_t i = starts_[m.line];
-    for (std::size_t col = 0; col < m.column && i < text_.size(); ++col) {
-      ++i;
-      while (i < text_.size() && (static_cast<unsigned char>(text_[i]) & 0xC0) == 0x80)
-        ++i;
+    if (m.line != line_ || m.column < column_) {
+      line_ = m.line;
+      column_ = 0;
+      offset_ = starts_[m.line];
     }
-    return i;
+    for (; column_ < m.column && offset_ < text_.size(); ++column_) {
+      ++offset_;
+      while (offset_ < text_.size() && (static_cast<unsigned char>(text_[offset_]) & 0xC0) == 0x80)
+        ++offset_;
+    }
+    return offset_;
   }
 
  private:
   std::string_view text_;
   std::vector<std::size_t> starts_;
+  // The last mark resolved: its line and column, and the byte offset they gave.
+  std::size_t line_ = 0;
+  std::size_t column_ = 0;
+  std::size_t offset_ = 0;
 };
 
 // libyaml 0.2 accepts the YAML 1.2 escape "\/" in double-quoted scalars; go-yaml v2 (ported
