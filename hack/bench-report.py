@@ -62,12 +62,13 @@ def plot_rates(r, out):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for name, by_rate in servers.items():
+    fig, ax = plt.subplots(figsize=(9.5, 5))
+    for i, (name, by_rate) in enumerate(servers.items()):
         rates = sorted(by_rate)
+        color = f"C{i}"  # one color per server: p99 solid, p50 dashed
         for metric, style in (("p50_ms", "--"), ("p99_ms", "-")):
             ys = [by_rate[x].get(metric) for x in rates]
-            ax.plot(rates, ys, style, marker="o", label=f"{name} {metric[:3]}")
+            ax.plot(rates, ys, style, color=color, marker="o", label=f"{name} {metric[:3]}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(sorted({x for s in servers.values() for x in s}))
@@ -77,7 +78,7 @@ def plot_rates(r, out):
     ax.set_title("Webhook latency against offered rate (hello pod, HTTPS)")
     ax.axhline(1.0, color="grey", linewidth=0.5)
     ax.grid(True, which="both", linewidth=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
     fig.savefig(os.path.join(out, "rate-latency.png"), dpi=100)
     plt.close(fig)
