@@ -17,11 +17,13 @@
 #               one that installed the IstioOperator; then the previous step's fresh one):
 #               VmRSS after two restarts passes (65 s), VmHWM (peak since it started);
 #        fresh  a new meshop on the same cluster: seconds to /readyz (informers synced), VmRSS
-#               after two restarts passes, VmHWM;
+#               after two restarts passes, VmHWM, and the mean time of the restarts
+#               controller's reconciles so far (its controller_runtime_reconcile_time_seconds);
 #      and the LISTs and GETs the apiserver counted (apiserver_request_total, by resource) during
 #      60 quiet seconds of the fresh process: on this cluster the other clients (controllers,
 #      kwok) watch, so what is counted besides their lease GETs is meshop's.
-# Output: one line per N and reading, `key=value` pairs. Environment: MESHOP_BIN (the binary;
+# Output: one line per N and reading, `key=value` pairs, each numeric value also as a line
+# `RESULT memory.N.READING.key value` (for hack/bench.sh). Environment: MESHOP_BIN (the binary;
 # default $MESHOP_BUILD_DIR/operator/meshop, MESHOP_BUILD_DIR default build/relwithdebinfo),
 # MESHOP_BENCH_SETTLE (seconds before the RSS reading, default 65).
 set -euo pipefail
@@ -93,6 +95,23 @@ d = {k: b[k] - a.get(k, 0) for k in b if b[k] - a.get(k, 0) > 0}
 print(",".join(f"{k}:{v}" for k, v in sorted(d.items())) or "none")
 PY
 }
+# Prints a `key=value ...` reading line, then its numeric values as RESULT lines.
+report() {  # LINE (starts with n=N reading=R)
+  echo "$1"
+  awk '{ n = ""; r = ""
+         for (i = 1; i <= NF; i++) { split($i, kv, "="); v[i] = kv[2]; k[i] = kv[1]
+           if (kv[1] == "n") n = kv[2]; if (kv[1] == "reading") r = kv[2] }
+         for (i = 1; i <= NF; i++) if (k[i] != "n" && k[i] != "reading" && v[i] ~ /^[0-9.]+$/)
+           print "RESULT memory." n "." r "." k[i] " " v[i] }' <<<"$1"
+}
+# "count mean_ms" of the restarts controller's reconciles (its passes) so far, from meshop's own
+# controller_runtime_reconcile_time_seconds histogram.
+restarts_passes() {
+  curl -sf "http://127.0.0.1:$hport/metrics" | awk '
+    /^controller_runtime_reconcile_time_seconds_sum\{.*controller="restarts"/ { s = $NF }
+    /^controller_runtime_reconcile_time_seconds_count\{.*controller="restarts"/ { c = $NF }
+    END { if (c > 0) printf "%d %.1f\n", c, s / c * 1000; else print "0 0" }'
+}
 ready_pods() {
   kubectl get deployments -A -l meshop-bench=memory -o jsonpath='{range .items[*]}{.status.readyReplicas}{"\n"}{end}' |
     awk '{n += $1} END {printf "%d\n", n}'
@@ -148,7 +167,7 @@ for n in "${counts[@]}"; do
   created=$(( $(date +%s) - t0 ))
   pods=$(kubectl get pods -A --no-headers 2>/dev/null | wc -l)
   sleep "$settle"
-  echo "n=$n reading=live pods_in_cluster=$pods create_seconds=$created rss_kib=$(status_kib "$pid" VmRSS) peak_kib=$(status_kib "$pid" VmHWM)"
+  report "n=$n reading=live pods_in_cluster=$pods create_seconds=$created rss_kib=$(status_kib "$pid" VmRSS) peak_kib=$(status_kib "$pid" VmHWM)"
 
   live_pid=$pid
   pid=""
@@ -158,9 +177,10 @@ for n in "${counts[@]}"; do
   sleep "$settle"
   rss=$(status_kib "$pid" VmRSS)
   peak=$(status_kib "$pid" VmHWM)
+  read -r passes pass_ms < <(restarts_passes || echo "0 0")
   api_reads >"$work/reads0"
   sleep 60
   api_reads >"$work/reads1"
-  echo "n=$n reading=fresh synced_seconds=$synced rss_kib=$rss peak_kib=$peak rss_after_quiet_minute_kib=$(status_kib "$pid" VmRSS) peak_after_quiet_minute_kib=$(status_kib "$pid" VmHWM) quiet_minute_reads=$(read_delta "$work/reads0" "$work/reads1")"
+  report "n=$n reading=fresh synced_seconds=$synced rss_kib=$rss peak_kib=$peak restarts_passes=$passes restarts_pass_mean_ms=$pass_ms rss_after_quiet_minute_kib=$(status_kib "$pid" VmRSS) peak_after_quiet_minute_kib=$(status_kib "$pid" VmHWM) quiet_minute_reads=$(read_delta "$work/reads0" "$work/reads1")"
   # This process serves the webhook for the next N.
 done

@@ -10,7 +10,7 @@
 # are computed from every request of the measured run.
 #
 #   hack/bench-webhook-rate.sh [BUILD_DIR] [-d 15s] [-c 50] [--rates "250 500 1000 2000"]
-#                              [--memo on|off|both] [--meshop-threads N]
+#                              [--memo on|off|both] [--noop on|off] [--meshop-threads N]
 #
 # Every review is the same (h2load posts one body), as in a rollout. --memo on: meshop as it
 # runs, answering repeated reviews from memory (injection_cache.hpp); off: meshop with
@@ -18,19 +18,24 @@
 # both (default) runs meshop both ways. Upstream has no memoization.
 # Also measures the first answer on 20 fresh connections (curl: total minus TLS connect
 # time), where delayed ACKs show up when TCP_NODELAY is not set.
-# Prints one table (server, memo, offered/s, achieved/s, p50/p99/p99.9/max ms, errors) and the
-# lowest offered rate at which upstream's p99 passes 10 ms. Runs everything back to back on
+# --noop on (default) also offers the same rates to meshop_noop_https (test/bench/noop_https.cpp:
+# an HTTPS server built like meshop's, answering meshop's own answer to the review): the
+# latency this machine and load generator give a server that does no work.
+# Prints one table (server, offered/s, achieved/s, p50/p99/p99.9/max ms, errors) and the
+# lowest offered rate at which upstream's p99 passes 10 ms; every number also as a
+# `RESULT key value` line (for hack/bench.sh). Runs everything back to back on
 # this machine: the load generator shares its cores with the servers.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$root/build/relwithdebinfo
-duration=15s clients=50 rates="250 500 1000 2000" memo=both meshop_threads=0
+duration=15s clients=50 rates="250 500 1000 2000" memo=both meshop_threads=0 with_noop=on
 while [ $# -gt 0 ]; do
   case "$1" in
     -d) duration=$2; shift 2 ;;
     -c) clients=$2; shift 2 ;;
     --rates) rates=$2; shift 2 ;;
     --memo) memo=$2; shift 2 ;;
+    --noop) with_noop=$2; shift 2 ;;
     --meshop-threads) meshop_threads=$2; shift 2 ;;
     -*) echo "unknown flag $1" >&2; exit 2 ;;
     *) build=$1; shift ;;
@@ -57,6 +62,14 @@ if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 cmake --build "$build" --target meshop -j2 >/dev/null
+noop=
+if [ "$with_noop" = on ]; then
+  if cmake --build "$build" --target meshop_noop_https -j2 >/dev/null 2>&1 && [ -x "$build/test/bench/meshop_noop_https" ]; then
+    noop=$build/test/bench/meshop_noop_https
+  else
+    echo "bench-webhook-rate: meshop_noop_https not built (MESHOP_BUILD_BENCHMARKS=OFF?); no no-op server" >&2
+  fi
+fi
 meshop=$build/operator/meshop
 work=$build/bench-webhook-rate
 rm -rf "$work"; mkdir -p "$work"
@@ -125,6 +138,19 @@ case "$memo" in
   off) start_meshop meshop-nomemo 0 ;;
   both) start_meshop meshop 1024; start_meshop meshop-nomemo 0 ;;
 esac
+if [ -n "$noop" ]; then
+  # meshop's own answer to the review (from the first meshop started), as the fixed body.
+  curl -fsS -k -H 'Content-Type: application/json' --data-binary @"$work/review.json" \
+    "${base[${servers[0]}]}/inject" > "$work/answer.json"
+  "$noop" --cert "$work/tls.crt" --key "$work/tls.key" --body "$work/answer.json" \
+    --addr 127.0.0.1:0 --threads "$meshop_threads" > "$work/noop.out" 2>"$work/noop.log" &
+  pids+=($!)
+  for _ in $(seq 1 100); do grep -q '^listening on' "$work/noop.out" && break; sleep 0.05; done
+  nport=$(awk '/^listening on/ {print $3}' "$work/noop.out")
+  wait_https "https://127.0.0.1:$nport/inject"
+  base[noop]="https://127.0.0.1:$nport"
+  servers+=(noop)
+fi
 if [ -n "$oracle" ]; then
   oport=$(free_port)
   "$oracle" serve --settings "$settings" --native false --cert "$work/tls.crt" --key "$work/tls.key" \
@@ -198,6 +224,11 @@ printf '%-14s %9s %9s %9s %9s %9s %9s %7s\n' server "offered/s" "achieved" "p50 
 while IFS=$'\t' read -r s r a p50 p99 p999 mx e; do
   printf '%-14s %9s %9s %9s %9s %9s %9s %7s\n' "$s" "$r" "$a" "$p50" "$p99" "$p999" "$mx" "$e"
 done < "$results"
+while IFS=$'\t' read -r s r a p50 p99 p999 mx e; do
+  for kv in "achieved:$a" "p50_ms:$p50" "p99_ms:$p99" "p999_ms:$p999" "max_ms:$mx" "errors:$e"; do
+    echo "RESULT rate.$s.$r.${kv%%:*} ${kv#*:}"
+  done
+done < "$results"
 if [ -n "$oracle" ]; then
   awk -F'\t' '$1 == "upstream" && $5 > 10 { print "upstream p99 passes 10 ms at " $2 " reviews/s"; found=1; exit }
               END { if (!found) print "upstream p99 stays under 10 ms up to the highest rate offered" }' "$results"
@@ -207,4 +238,6 @@ echo "First answer on a fresh connection (20 connections, after the TLS handshak
 for server in "${servers[@]}"; do
   read -r med mx < <(first_answers "${base[$server]}/inject")
   printf '%-14s %8s %8s\n' "$server" "$med" "$mx"
+  echo "RESULT first_answer.$server.median_ms $med"
+  echo "RESULT first_answer.$server.max_ms $mx"
 done

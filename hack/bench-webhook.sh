@@ -7,11 +7,17 @@
 #
 #   hack/bench-webhook.sh [BUILD_DIR] [-d 10s] [-c 16] [-t 2] [--meshop-threads N]
 #
-# Prints requests/s and latency p50/p99 of each server and the ratios meshop/upstream, then
+# Beside them, the machine's limit for the same load: meshop_noop_https (test/bench/noop_https.cpp),
+# an HTTPS server built like meshop's (Beast, meshop's TLS context, TCP_NODELAY, keep-alive,
+# as many threads), answering every request with meshop's own answer to the same review.
+#
+# Prints requests/s and latency p50/p99 of each server and the ratios meshop/upstream and
+# meshop/no-op, then
 # the in-process Google Benchmark (meshop_inject_bench) on the same settings beside upstream's
 # own in-process Go benchmarks (go test -bench in the module), with their ratios. All
 # processes share this machine's cores: run it on an otherwise idle machine.
 # Without a Go toolchain (no oracle), only meshop is measured, with its built-in defaults.
+# Every number is also printed as a `RESULT key value` line (for hack/bench.sh).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$root/build/relwithdebinfo
@@ -33,6 +39,12 @@ if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMESHOP_BUILD_BENCHMARKS=ON >/dev/null
 fi
 cmake --build "$build" --target meshop -j2 >/dev/null
+noop=
+if cmake --build "$build" --target meshop_noop_https -j2 >/dev/null 2>&1 && [ -x "$build/test/bench/meshop_noop_https" ]; then
+  noop=$build/test/bench/meshop_noop_https
+else
+  echo "bench-webhook: meshop_noop_https not built (MESHOP_BUILD_BENCHMARKS=OFF?); no machine-limit comparison" >&2
+fi
 meshop=$build/operator/meshop
 work=$build/bench-webhook
 rm -rf "$work"; mkdir -p "$work"
@@ -100,6 +112,18 @@ args=(--log-level warn webhook --cert "$work/tls.crt" --key "$work/tls.key" --ad
 pids+=($!)
 wait_https "https://127.0.0.1:$port/inject"
 targets=("meshop https://127.0.0.1:$port/inject")
+if [ -n "$noop" ]; then
+  # meshop's own answer to the review, so that the no-op server writes as many bytes.
+  curl -fsS -k -H 'Content-Type: application/json' --data-binary @"$work/review.json" \
+    "https://127.0.0.1:$port/inject" > "$work/answer.json"
+  "$noop" --cert "$work/tls.crt" --key "$work/tls.key" --body "$work/answer.json" \
+    --addr 127.0.0.1:0 --threads "$meshop_threads" > "$work/noop.out" 2>"$work/noop.log" &
+  pids+=($!)
+  for _ in $(seq 1 100); do grep -q '^listening on' "$work/noop.out" && break; sleep 0.05; done
+  nport=$(awk '/^listening on/ {print $3}' "$work/noop.out")
+  wait_https "https://127.0.0.1:$nport/inject"
+  targets+=("noop https://127.0.0.1:$nport/inject")
+fi
 if [ -n "$settings" ]; then
   oport=$(free_port)
   "$oracle" serve --settings "$settings" --native false --cert "$work/tls.crt" --key "$work/tls.key" \
@@ -110,7 +134,7 @@ if [ -n "$settings" ]; then
 fi
 
 to_ms() {  # wrk latency "812.00us" / "1.23ms" / "1.01s" -> milliseconds
-  python3 -c "import sys,re; v=sys.argv[1]; m=re.match(r'([0-9.]+)(us|ms|s)',v); print(float(m.group(1))*{'us':1e-3,'ms':1,'s':1e3}[m.group(2)])" "$1"
+  python3 -c "import sys,re; v=sys.argv[1]; m=re.match(r'([0-9.]+)(us|ms|s)',v); print(round(float(m.group(1))*{'us':1e-3,'ms':1,'s':1e3}[m.group(2)], 3))" "$1"
 }
 
 declare -A rps p50 p99
@@ -130,6 +154,10 @@ for t in "${targets[@]}"; do
   name=${t%% *}
   printf '%-10s %12s %10.3f %10.3f\n' "$name" "${rps[$name]}" "${p50[$name]}" "${p99[$name]}"
 done
+if [ -n "${rps[noop]:-}" ]; then
+  python3 -c "import sys; print(f'throughput meshop/no-op: {float(sys.argv[1])/float(sys.argv[2])*100:.0f}% (target >= 50%), answer $(wc -c < "$work/answer.json") bytes')" \
+    "${rps[meshop]}" "${rps[noop]}"
+fi
 if [ -n "${rps[upstream]:-}" ]; then
   python3 - "${rps[meshop]}" "${rps[upstream]}" "${p50[meshop]}" "${p50[upstream]}" "${p99[meshop]}" "${p99[upstream]}" <<'PY'
 import sys
@@ -137,6 +165,16 @@ rm, ru, p50m, p50u, p99m, p99u = map(float, sys.argv[1:])
 print(f"throughput meshop/upstream: {rm/ru:.2f}x   p50 upstream/meshop: {p50u/p50m:.2f}x   p99 upstream/meshop: {p99u/p99m:.2f}x")
 PY
 fi
+for t in "${targets[@]}"; do
+  name=${t%% *}
+  echo "RESULT webhook.$name.rps ${rps[$name]}"
+  echo "RESULT webhook.$name.p50_ms ${p50[$name]}"
+  echo "RESULT webhook.$name.p99_ms ${p99[$name]}"
+done
+echo "RESULT webhook.review_bytes $(wc -c < "$work/review.json")"
+[ -f "$work/answer.json" ] && echo "RESULT webhook.answer_bytes $(wc -c < "$work/answer.json")"
+[ -n "${rps[upstream]:-}" ] && echo "RESULT webhook.ratio.meshop_upstream_rps $(python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.2f}')" "${rps[meshop]}" "${rps[upstream]}")"
+[ -n "${rps[noop]:-}" ] && echo "RESULT webhook.ratio.meshop_noop_rps $(python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.3f}')" "${rps[meshop]}" "${rps[noop]}")"
 
 if cmake --build "$build" --target meshop_inject_bench -j2 >/dev/null 2>&1 && [ -x "$build/test/bench/meshop_inject_bench" ]; then
   echo
@@ -144,6 +182,12 @@ if cmake --build "$build" --target meshop_inject_bench -j2 >/dev/null 2>&1 && [ 
   MESHOP_ISTIO_DIR=$istio MESHOP_BENCH_SETTINGS=${settings:-} \
     "$build/test/bench/meshop_inject_bench" --benchmark_min_time=1 \
     --benchmark_out="$work/inject-bench.json" --benchmark_out_format=json 2>/dev/null | grep -E '^(BM_|Benchmark|-)'
+  python3 - "$work/inject-bench.json" <<'PY'
+import json, sys
+for b in json.load(open(sys.argv[1]))["benchmarks"]:
+    t = b["real_time"] * {"ns": 1e-3, "us": 1, "ms": 1e3}[b["time_unit"]]
+    print(f"RESULT inproc.meshop.{b['name']}.us {t:.2f}")
+PY
   # Upstream's own benchmarks from the module (its default settings, the same ones as above):
   # BenchmarkInjection/many_env_vars is BM_InjectManyEnv's shape, BenchmarkInjectServePC0 is
   # BM_ServeReviewUpstreamTestPod's.
@@ -168,6 +212,11 @@ pairs = [("BenchmarkInjection/many_env_vars", "BM_InjectManyEnv"),
 for g, m in pairs:
     if g in go and m in ours:
         print(f"{g}: upstream {go[g]/1e3:.0f} us, meshop {m} {ours[m]/1e3:.0f} us -> meshop {go[g]/ours[m]:.1f}x faster")
+for g, ns in go.items():
+    print(f"RESULT inproc.upstream.{g}.us {ns/1e3:.2f}")
+for g, m in pairs:
+    if g in go and m in ours:
+        print(f"RESULT inproc.ratio.{g} {go[g]/ours[m]:.2f}")
 PY
     else
       echo "bench-webhook: upstream's go test -bench failed (see $work/go-bench.txt)" >&2
