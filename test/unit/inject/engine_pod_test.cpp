@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "api/json.hpp"
+#include "api/strategic_merge.hpp"
 #include "engine_test_support.hpp"
 #include "operator/inject/builtin.hpp"
 #include "operator/inject/injector.hpp"
@@ -13,6 +14,7 @@
 #include "operator/inject/pod_ops.hpp"
 #include "operator/inject/quantity.hpp"
 #include "operator/inject/snapshot.hpp"
+#include "operator/template/value.hpp"
 
 namespace meshop::inject {
 namespace {
@@ -236,6 +238,50 @@ TEST(EngineInject, PodBeyondTheContainerLimitIsRefusedBeforeAnyTemplateRuns) {
   ASSERT_TRUE(built.ok());
   req.pod = &over;
   EXPECT_EQ(inject(**built, req).outcome, Outcome::kInjected);
+}
+
+// The work one injection does, in the two counters the engine keeps for this: elements copied
+// by list functions (Istio's sidecar template builds lists with `append` in a range over the
+// containers) and merge-key comparisons of the strategic merge (the pod's containers against the
+// template's). Counted on this thread around one inject() of a pod with `containers`.
+struct InjectionWork {
+  std::uint64_t list_copies = 0;
+  std::uint64_t merge_comparisons = 0;
+};
+
+InjectionWork work_for(const Snapshot& s, std::size_t containers) {
+  api::Document pod = json(pod_with_containers(containers, containers / 10));
+  PodRequest req;
+  req.pod = &pod;
+  req.ns = "default";
+  const std::uint64_t copies = template_engine::list_elements_copied();
+  const std::uint64_t comparisons = api::strategic_merge_key_comparisons();
+  InjectResult r = inject(s, req);
+  EXPECT_EQ(r.outcome, Outcome::kInjected) << r.message.substr(0, 500);
+  return {template_engine::list_elements_copied() - copies,
+          api::strategic_merge_key_comparisons() - comparisons};
+}
+
+TEST(EngineInject, WorkGrowsLinearlyWithThePodsContainers) {
+  // Doubling the pod at most doubles the work, plus a constant for the template's own lists:
+  // a quadratic step (a list copied per container, a nested scan of merge keys) quadruples it.
+  // Counted, not timed, so that a busy machine cannot make it pass or fail.
+  SnapshotSources sources = builtin_sources();
+  sources.native_sidecars = NativeSidecars::kDisabled;
+  sources.max_pod_containers = 0;
+  auto built = build_snapshot(sources);
+  ASSERT_TRUE(built.ok()) << built.message();
+  const InjectionWork small = work_for(**built, 1000);
+  const InjectionWork twice = work_for(**built, 2000);
+  const InjectionWork four = work_for(**built, 4000);
+  // The merge does see every container (the counter measures something).
+  EXPECT_GE(small.merge_comparisons, 1000U);
+  for (const auto& [a, b] : {std::pair{small, twice}, std::pair{twice, four}}) {
+    EXPECT_LE(b.list_copies, 2 * a.list_copies + 64)
+        << "list elements copied: " << a.list_copies << " then " << b.list_copies;
+    EXPECT_LE(b.merge_comparisons, 2 * a.merge_comparisons + 64)
+        << "merge-key comparisons: " << a.merge_comparisons << " then " << b.merge_comparisons;
+  }
 }
 
 std::shared_ptr<const Snapshot> snapshot_with_template(
