@@ -27,6 +27,8 @@
 # this machine: the load generator shares its cores with the servers.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=hack/lib/bench.sh
+source "$root/hack/lib/bench.sh"
 build=$root/build/relwithdebinfo
 duration=15s clients=50 rates="250 500 1000 2000" memo=both meshop_threads=0 with_noop=on
 while [ $# -gt 0 ]; do
@@ -107,17 +109,6 @@ print(json.dumps({"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1"
               "namespace": "default", "operation": "CREATE", "object": pod}}))
 PY
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_https() {
-  for _ in $(seq 1 200); do
-    if curl -fsS -k -H 'Content-Type: application/json' --data-binary @"$work/review.json" "$1" 2>/dev/null | grep -q '"patch"'; then
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "bench-webhook-rate: $1 does not answer with a patch" >&2; return 1
-}
-
 start_meshop() {  # NAME MEMOIZE_ENTRIES
   local mport port
   mport=$(free_port); port=$(free_port)
@@ -139,16 +130,8 @@ case "$memo" in
   both) start_meshop meshop 1024; start_meshop meshop-nomemo 0 ;;
 esac
 if [ -n "$noop" ]; then
-  # meshop's own answer to the review (from the first meshop started), as the fixed body.
-  curl -fsS -k -H 'Content-Type: application/json' --data-binary @"$work/review.json" \
-    "${base[${servers[0]}]}/inject" > "$work/answer.json"
-  "$noop" --cert "$work/tls.crt" --key "$work/tls.key" --body "$work/answer.json" \
-    --addr 127.0.0.1:0 --threads "$meshop_threads" > "$work/noop.out" 2>"$work/noop.log" &
-  pids+=($!)
-  for _ in $(seq 1 100); do grep -q '^listening on' "$work/noop.out" && break; sleep 0.05; done
-  nport=$(awk '/^listening on/ {print $3}' "$work/noop.out")
-  wait_https "https://127.0.0.1:$nport/inject"
-  base[noop]="https://127.0.0.1:$nport"
+  start_noop "$noop" "${base[${servers[0]}]}/inject" "$meshop_threads"
+  base[noop]="${noop_url%/inject}"
   servers+=(noop)
 fi
 if [ -n "$oracle" ]; then

@@ -20,6 +20,8 @@
 # Every number is also printed as a `RESULT key value` line (for hack/bench.sh).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=hack/lib/bench.sh
+source "$root/hack/lib/bench.sh"
 build=$root/build/relwithdebinfo
 duration=10s connections=16 wrk_threads=2 meshop_threads=0
 while [ $# -gt 0 ]; do
@@ -93,17 +95,6 @@ f:close()
 wrk.headers["Content-Type"] = "application/json"
 LUA
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_https() {  # URL: until the server answers a review with a patch
-  for _ in $(seq 1 200); do
-    if curl -fsS -k -H 'Content-Type: application/json' --data-binary @"$work/review.json" "$1" 2>/dev/null | grep -q '"patch"'; then
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "bench-webhook: $1 does not answer with a patch" >&2; return 1
-}
-
 mport=$(free_port); port=$(free_port)
 args=(--log-level warn webhook --cert "$work/tls.crt" --key "$work/tls.key" --addr "127.0.0.1:$port"
       --metrics-addr "127.0.0.1:$mport" --native-sidecars false --threads "$meshop_threads")
@@ -113,16 +104,8 @@ pids+=($!)
 wait_https "https://127.0.0.1:$port/inject"
 targets=("meshop https://127.0.0.1:$port/inject")
 if [ -n "$noop" ]; then
-  # meshop's own answer to the review, so that the no-op server writes as many bytes.
-  curl -fsS -k -H 'Content-Type: application/json' --data-binary @"$work/review.json" \
-    "https://127.0.0.1:$port/inject" > "$work/answer.json"
-  "$noop" --cert "$work/tls.crt" --key "$work/tls.key" --body "$work/answer.json" \
-    --addr 127.0.0.1:0 --threads "$meshop_threads" > "$work/noop.out" 2>"$work/noop.log" &
-  pids+=($!)
-  for _ in $(seq 1 100); do grep -q '^listening on' "$work/noop.out" && break; sleep 0.05; done
-  nport=$(awk '/^listening on/ {print $3}' "$work/noop.out")
-  wait_https "https://127.0.0.1:$nport/inject"
-  targets+=("noop https://127.0.0.1:$nport/inject")
+  start_noop "$noop" "https://127.0.0.1:$port/inject" "$meshop_threads"
+  targets+=("noop $noop_url")
 fi
 if [ -n "$settings" ]; then
   oport=$(free_port)
