@@ -18,9 +18,12 @@ build="${MESHOP_FUZZ_BUILD_DIR:-$root/build/fuzz}"
 names=("$@")
 
 # -Werror stays off: the warning gate is the g++ build; clang only has to build the targets.
+# -fno-sanitize=function: Debian's clang 14 cannot assemble coroutines (the webhook server, the
+# kube client) with UBSan's function-type check ("Cannot represent a difference across
+# sections"); the other UBSan checks stay on.
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DMESHOP_FUZZ=ON -DMESHOP_WERROR=OFF -DMESHOP_BUILD_BENCHMARKS=OFF \
-  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -fsanitize-ignorelist=$root/test/fuzz/ubsan-ignorelist.txt" \
+  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=function -fno-sanitize-recover=undefined -fno-omit-frame-pointer -fsanitize-ignorelist=$root/test/fuzz/ubsan-ignorelist.txt" \
   >/dev/null
 if [ ${#names[@]} -eq 0 ]; then
   defined="$(cmake --build "$build" --target help)"

@@ -193,6 +193,11 @@ void TlsClient::send_raw(const std::string& bytes) {
   asio::write(*impl_->stream, asio::buffer(bytes));
 }
 
+void TlsClient::shutdown_send() {
+  beast::error_code ec;
+  beast::get_lowest_layer(*impl_->stream).socket().shutdown(tcp::socket::shutdown_send, ec);
+}
+
 bool TlsClient::closed_by_server_within(std::chrono::milliseconds limit) {
   // Asynchronously, so that the limit holds (tcp_stream's timer does not cover blocking reads).
   auto& s = *impl_->stream;

@@ -48,6 +48,9 @@ class TlsClient {
                                   const std::vector<std::pair<std::string, std::string>>& headers);
   // Writes raw bytes through TLS (a request in pieces).
   void send_raw(const std::string& bytes);
+  // Half-closes the TCP connection (no TLS close_notify): the client sends nothing more, the
+  // server reads the end of its input after whatever was sent.
+  void shutdown_send();
   // Reads until the server closes the connection, at most `limit`; true when it did.
   bool closed_by_server_within(std::chrono::milliseconds limit);
   // Deadline of each later exchange (default 30 s).
