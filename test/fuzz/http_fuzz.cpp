@@ -29,13 +29,6 @@ namespace {
 using namespace meshop;
 using namespace std::chrono_literals;
 
-constexpr char kReview[] =
-    R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u1",)"
-    R"("kind":{"group":"","version":"v1","kind":"Pod"},"namespace":"apps","operation":"CREATE",)"
-    R"("object":{"apiVersion":"v1","kind":"Pod","metadata":{"generateName":"web-",)"
-    R"("annotations":{"sidecar.istio.io/inject":"true"}},"spec":{"containers":[{"name":"web",)"
-    R"("image":"nginx"}]}}}})";
-
 struct Server {
   metrics::Registry registry;
   webhook::WebhookMetrics metrics{registry};
@@ -85,7 +78,8 @@ Server& server() {
 void check_alive(Server& s) {
   webhook::testing::TlsClient client(s.server->port(), {s.cert.cert_pem});
   client.set_timeout(10s);
-  auto r = client.post("/inject", "application/json", kReview);
+  auto r = client.post("/inject", "application/json",
+                       webhook::testing::review_body("admission.k8s.io/v1", "alive"));
   if (r.status != 200 || r.body.find("\"patch\"") == std::string::npos) {
     std::fprintf(stderr, "the server no longer injects: %d %s\n", r.status, r.body.c_str());
     std::abort();
