@@ -3,7 +3,8 @@
 # needs, builds the local control plane from Go modules (cached outside the work tree),
 # builds meshop with warnings as errors, checks formatting, then runs ctest: unit tests
 # and end-to-end tests against a real local control plane (started and torn down by ctest).
-# The libFuzzer targets (YAML reader, template engine) run for MESHOP_FUZZ_SECONDS each
+# The libFuzzer targets (YAML reader, template engine, injection, renderer, webhook HTTP) run
+# for MESHOP_FUZZ_SECONDS each
 # (default 60) in a separate clang build before ctest.
 #   hack/test.sh            everything
 #   hack/test.sh -L unit    only the unit tests (any ctest arguments are passed on; fuzzing
