@@ -358,9 +358,10 @@ class Validator {
         expect_string(m.value, p);
       } else if (key == "hub") {
         expect_hub(m.value, p);
-      } else if (key == "installPackagePath") {
-        if (expect_string(m.value, p) && m.value.GetStringLength() > 0)
-          result.warnings.push_back(p + " is ignored: meshop renders its own embedded manifests");
+      } else if (key == "installPackagePath" || key == "version") {
+        // Which chart set renders it: a directory laid out as a release's manifests/, or
+        // (meshop's extension) a bundled Istio version; the renderer checks that it exists.
+        expect_string(m.value, p);
       } else if (key == "tag") {
         expect_tag(m.value, p);
       } else if (key == "namespace") {
@@ -385,7 +386,7 @@ class Validator {
       } else {
         unknown(p,
                 "compatibilityVersion, components, hub, installPackagePath, meshConfig, "
-                "namespace, profile, restarts, revision, tag, unvalidatedValues, values");
+                "namespace, profile, restarts, revision, tag, unvalidatedValues, values, version");
       }
     }
     values(v);

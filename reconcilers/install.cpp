@@ -177,6 +177,13 @@ const std::vector<std::pair<std::string, std::string>>& prunable_kinds() {
 
 bool managed_kind(std::string_view kind) {
   // A kind the table does not know (an overlay's) is applied and pruned like the rest.
+  using Owner = manifest::InstalledKind::Owner;
+  for (const manifest::InstalledKind& k : manifest::installed_kinds())
+    if (k.kind == kind) return k.owner == Owner::kInstall || k.owner == Owner::kKeep;
+  return true;
+}
+
+bool prunable_kind(std::string_view kind) {
   for (const manifest::InstalledKind& k : manifest::installed_kinds())
     if (k.kind == kind) return k.owner == manifest::InstalledKind::Owner::kInstall;
   return true;
@@ -186,7 +193,7 @@ std::vector<ObjectId> select_prune(const std::set<ObjectId>& desired,
                                    const std::vector<ObjectId>& live) {
   std::vector<ObjectId> out;
   for (const ObjectId& id : live)
-    if (!desired.contains(id) && managed_kind(id.kind)) out.push_back(id);
+    if (!desired.contains(id) && prunable_kind(id.kind)) out.push_back(id);
   return out;
 }
 
@@ -227,6 +234,17 @@ std::optional<std::string> workload_not_ready(const rapidjson::Value& object) {
     return what + ": " + std::to_string(available) + "/" + std::to_string(desired) +
            " pods available";
   return std::string();
+}
+
+bool crd_established(const rapidjson::Value& crd) {
+  const api::Value* status = api::find_member(crd, "status");
+  const api::Value* conditions =
+      status != nullptr && status->IsObject() ? api::find_member(*status, "conditions") : nullptr;
+  if (conditions == nullptr || !conditions->IsArray()) return false;
+  for (const api::Value& c : conditions->GetArray())
+    if (c.IsObject() && api::string_at(c, {"type"}) == "Established")
+      return api::string_at(c, {"status"}) == "True";
+  return false;
 }
 
 StatusReport compute_status(const std::vector<AppliedObject>& objects) {
@@ -634,7 +652,8 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     add_owner_labels(r.object, r.object.GetAllocator(), name, ns, r.component);
     desired.insert(object_id(r.object));
     std::string api_version = api::string_at(r.object, {"apiVersion"});
-    if (std::find(kinds.begin(), kinds.end(), std::make_pair(api_version, kind)) == kinds.end())
+    if (prunable_kind(kind) &&
+        std::find(kinds.begin(), kinds.end(), std::make_pair(api_version, kind)) == kinds.end())
       kinds.emplace_back(api_version, kind);
     std::string object_ns = api::string_at(r.object, {"metadata", "namespace"});
     if (!object_ns.empty()) needed_namespaces.insert(object_ns);
@@ -662,13 +681,18 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
               {{"controller", "install"}, {"object", key}, {"namespace", object_ns}});
   }
 
-  // Apply, in render order; skip what nobody changed since this reconciler applied it.
+  // Apply, in render order (CRDs first); skip what nobody changed since this reconciler
+  // applied it. Nothing after the CRDs is applied until every CRD is Established, as istioctl
+  // waits for them: the rest may need their kinds.
   std::vector<std::shared_ptr<const api::Document>> responses;
   responses.reserve(objects.size());
   std::vector<AppliedObject> applied;
+  std::vector<std::string> pending_crds;
   for (const manifest::RenderedObject& r : objects) {
     std::string kind = api::string_at(r.object, {"kind"});
     if (!managed_kind(kind)) continue;
+    const bool crd = kind == "CustomResourceDefinition";
+    if (!crd && !pending_crds.empty()) break;
     AppliedObject entry;
     entry.component = r.component;
     const ObjectId id = object_id(r.object);
@@ -713,12 +737,21 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
         last_apply_.erase(id);
       }
     }
+    if (crd && entry.live != nullptr && !crd_established(*entry.live))
+      pending_crds.push_back(api::string_at(r.object, {"metadata", "name"}));
     applied.push_back(std::move(entry));
   }
   StatusReport report = compute_status(applied);
+  if (!pending_crds.empty() && report.state != InstallState::kError) {
+    report.state = InstallState::kReconciling;
+    std::string names;
+    for (const std::string& n : pending_crds)
+      names += (names.empty() ? "" : ", ") + n;
+    report.message = "waiting for CustomResourceDefinitions to be Established: " + names;
+  }
 
   // Prune only after a complete apply.
-  if (report.state != InstallState::kError) {
+  if (report.state != InstallState::kError && pending_crds.empty()) {
     auto pruned = co_await delete_owned(name, ns, desired, kinds, !owns_shared);
     if (!pruned) co_return api::with_context("pruning for IstioOperator " + key, pruned.error());
     outcome.pruned = *pruned;

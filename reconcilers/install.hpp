@@ -132,8 +132,13 @@ ObjectId object_id(const rapidjson::Value& object);
 // MutatingWebhookConfigurations (the webhooks reconciler's) nor Namespaces (never deleted).
 const std::vector<std::pair<std::string, std::string>>& prunable_kinds();
 
-// Whether the install reconciler applies / prunes objects of this kind.
+// Whether a CustomResourceDefinition's status says Established=True.
+bool crd_established(const rapidjson::Value& crd);
+
+// Whether the install reconciler applies objects of this kind (CRDs included).
 bool managed_kind(std::string_view kind);
+// Whether it prunes and uninstalls them (not CRDs: Owner::kKeep).
+bool prunable_kind(std::string_view kind);
 
 // The live objects not in `desired`, in their input order.
 std::vector<ObjectId> select_prune(const std::set<ObjectId>& desired,

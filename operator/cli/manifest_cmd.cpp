@@ -1,15 +1,13 @@
-// `meshop manifest generate [-f iop.yaml ...] [--set path=value ...] [--revision r] [-o file]`:
-// renders what an IstioOperator installs (operator/manifest/render.hpp) as one multi-document
-// YAML stream, in apply order. Works offline: profiles and component templates are embedded.
-// Warnings go to stderr; an invalid input (unknown profile, bad --set path, invalid field)
-// prints every problem on stderr and exits 1 with nothing on stdout.
-//
-// With --manifests DIR (istioctl's flag: an Istio release's manifests/, charts/ and profiles/)
-// the objects are what `istioctl manifest generate --manifests DIR` prints: upstream's own
-// charts and profiles through istioctl's pipeline (operator/manifest/istioctl_pipeline.hpp),
-// in istioctl's order and format; --force turns validation errors into warnings.
-// --version V does the same over the chart set of Istio V compiled into the binary
-// (manifests/versions.yaml; `meshop version` lists them), with that version's hub and tag.
+// `meshop manifest generate [-f iop.yaml ...] [--set path=value ...] [--revision r]
+// [--version V | --manifests DIR] [--force] [-o file]`: what `istioctl manifest generate`
+// prints for the same inputs: Istio's own charts and profiles through istioctl's pipeline
+// (operator/manifest/istioctl_pipeline.hpp), in istioctl's order and format. The chart set is
+// a bundled Istio version (--version V or the IstioOperator's spec.version; default the
+// newest, `meshop version` lists them, with that version's hub and tag) or an Istio release's
+// manifests/ directory (--manifests DIR, istioctl's flag, or spec.installPackagePath). Works
+// offline. Warnings go to stderr; an invalid input (unknown profile or version, bad --set
+// path, invalid field, missing chart) prints the problem on stderr and exits 1 with nothing on
+// stdout; --force turns validation errors into warnings, as istioctl's.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -60,7 +58,7 @@ int generate_istioctl(const GenerateOptions& opts, const manifest::RenderInputs&
     ctx.err << "Error: --manifests and --version both name a chart set; give one\n";
     return kExitError;
   }
-  if (opts.version.empty() && !check_chart_set(opts.manifests, ctx.err)) return kExitError;
+  if (!opts.manifests.empty() && !check_chart_set(opts.manifests, ctx.err)) return kExitError;
   manifest::istioctl::PipelineInputs inputs;
   inputs.version = opts.version;
   inputs.files = read.files;
@@ -81,20 +79,7 @@ int generate_istioctl(const GenerateOptions& opts, const manifest::RenderInputs&
 int generate(const GenerateOptions& opts, Context& ctx) {
   manifest::RenderInputs inputs;
   if (!read_manifest_inputs(opts.inputs, inputs, ctx.err)) return kExitError;
-  if (!opts.manifests.empty() || !opts.version.empty()) return generate_istioctl(opts, inputs, ctx);
-  if (opts.force) {
-    ctx.err << "Error: --force needs --manifests or --version (it applies to istioctl's "
-               "pipeline)\n";
-    return kExitError;
-  }
-  auto result = manifest::render(inputs);
-  if (!result.ok()) {
-    ctx.err << "Error: " << result.message() << '\n';
-    return kExitError;
-  }
-  for (const std::string& w : result->warnings)
-    ctx.err << "Warning: " << w << '\n';
-  return write_output(manifest::to_multi_document_yaml(*result), opts, ctx);
+  return generate_istioctl(opts, inputs, ctx);
 }
 
 int write_output(const std::string& text, const GenerateOptions& opts, Context& ctx) {
@@ -118,7 +103,7 @@ void add_manifest_command(CLI::App& root, Context& ctx) {
   group->require_subcommand(1);
   auto* cmd = group->add_subcommand(
       "generate",
-      "Render the Kubernetes objects an IstioOperator installs, as multi-document YAML.\n"
+      "Render the Kubernetes objects an IstioOperator installs, as `istioctl manifest generate`.\n"
       "Overlay order: the profile (spec.profile, default \"default\") < -f files in order <\n"
       "--set flags in order. --set paths are relative to spec: values.global.hub=x,\n"
       "components.cni.enabled=true, profile=demo, components.ingressGateways[0].enabled=false,\n"
@@ -134,8 +119,7 @@ void add_manifest_command(CLI::App& root, Context& ctx) {
                   "Render the charts and profiles of this bundled Istio version (see `meshop "
                   "version`) with istioctl's pipeline and the version's hub and tag");
   cmd->add_flag("--force", opts->force,
-                "With --manifests or --version: proceed even if the IstioOperator is invalid (as "
-                "istioctl)");
+                "Proceed even if the IstioOperator is invalid (as istioctl)");
   cmd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return generate(*opts, ctx); }; });
 }
 

@@ -1,4 +1,7 @@
-// `meshop profile list|dump|diff`: the installation profiles embedded in the binary.
+// `meshop profile list|dump|diff`: the installation profiles of an Istio chart set: a bundled
+// version's (--version V, default the newest; `meshop version` lists them) or an Istio
+// release's manifests/ directory (--manifests DIR), merged with istioctl's pipeline
+// (operator/manifest/istioctl_pipeline.hpp: default.yaml < PROFILE.yaml < -f files < --set).
 //   list                       the profile names
 //   dump [PROFILE] [-f ...] [--set ...] [--config-path components.pilot] [-o yaml|json|flags]
 //                              the IstioOperator a profile plus overlays merges to (before
@@ -6,6 +9,7 @@
 //   diff A B                   the line difference between two profiles' dumps
 // An unknown profile or a --config-path that names nothing exits 1 with a message naming it.
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,14 +19,29 @@
 #include "operator/cli/cli.hpp"
 #include "operator/cli/commands.hpp"
 #include "operator/cli/manifest_inputs.hpp"
-#include "operator/manifest/profiles.hpp"
+#include "operator/manifest/chart_sets.hpp"
+#include "operator/manifest/istioctl_pipeline.hpp"
 #include "operator/manifest/render.hpp"
 #include "operator/manifest/tree_path.hpp"
 
 namespace meshop::cli {
 namespace {
 
+// Which chart set: --version V (bundled) or --manifests DIR; neither is the default version.
+struct ChartSetOptions {
+  std::string version;
+  std::string manifests;
+};
+
+void add_chart_set_flags(CLI::App& cmd, ChartSetOptions& opts) {
+  cmd.add_option("--version", opts.version,
+                 "The bundled Istio version whose profiles to use (see `meshop version`)");
+  cmd.add_option("-d,--manifests", opts.manifests,
+                 "An Istio release's manifests/ directory (charts/ and profiles/) to use");
+}
+
 struct DumpOptions {
+  ChartSetOptions set;
   ManifestInputOptions inputs;
   std::string profile;
   std::string config_path;
@@ -30,17 +49,23 @@ struct DumpOptions {
 };
 
 struct DiffOptions {
+  ChartSetOptions set;
   std::string a;
   std::string b;
 };
 
-// The parts of the merged IstioOperator a dump shows: apiVersion, kind and spec.
+// The parts of the merged IstioOperator a dump shows: apiVersion, kind and spec (without the
+// pipeline's own name for a bundled chart set).
 api::Document dump_view(const api::Value& iop) {
   api::Document out(rapidjson::kObjectType);
   auto& a = out.GetAllocator();
   for (const char* key : {"apiVersion", "kind", "spec"})
     if (const api::Value* v = api::find_member(iop, key))
       out.AddMember(rapidjson::StringRef(key), api::Value(*v, a), a);
+  if (api::Value* spec = out.HasMember("spec") ? &out["spec"] : nullptr; spec && spec->IsObject())
+    if (std::string p = api::string_at(*spec, {"installPackagePath"});
+        p.starts_with(manifest::istioctl::kBundledPrefix))
+      spec->RemoveMember("installPackagePath");
   return out;
 }
 
@@ -66,14 +91,29 @@ void flatten(const api::Value& v, const std::string& path, std::vector<std::stri
   lines.push_back(path + "=" + api::to_json(v));
 }
 
-api::Result<std::string> dump_text(const manifest::RenderInputs& inputs,
+manifest::istioctl::PipelineInputs pipeline_inputs(const ChartSetOptions& set,
+                                                   manifest::RenderInputs read) {
+  manifest::istioctl::PipelineInputs inputs;
+  inputs.version = set.version;
+  inputs.manifests = set.manifests;
+  inputs.files = std::move(read.files);
+  inputs.set_flags = std::move(read.set_flags);
+  inputs.revision = std::move(read.revision);
+  return inputs;
+}
+
+api::Result<std::string> dump_text(const manifest::istioctl::PipelineInputs& inputs,
                                    const std::string& config_path, const std::string& output) {
-  auto merged = manifest::merge_inputs(inputs);
+  if (!inputs.version.empty() && !inputs.manifests.empty())
+    return api::Error{"--manifests and --version both name a chart set; give one"};
+  auto merged = manifest::istioctl::merge_inputs(inputs);
   if (!merged.ok()) return merged.error();
-  api::Document view = dump_view(merged->iop);
+  auto doc = manifest::istioctl::go_to_document(*merged);
+  if (!doc.ok()) return doc.error();
+  api::Document view = dump_view(*doc);
   const api::Value* subtree = &view;
   if (!config_path.empty()) {
-    subtree = manifest::get_path(merged->iop, "spec." + config_path);
+    subtree = manifest::get_path(view, "spec." + config_path);
     if (subtree == nullptr)
       return api::Error{"--config-path " + config_path + ": no such path in the merged spec"};
   }
@@ -90,19 +130,47 @@ api::Result<std::string> dump_text(const manifest::RenderInputs& inputs,
   return api::json_to_yaml(*subtree);
 }
 
-int list(Context& ctx) {
-  ctx.out << "meshop configuration profiles:\n";
-  for (const std::string& name : manifest::profile_names())
+int list(const ChartSetOptions& opts, Context& ctx) {
+  std::vector<std::string> names;
+  if (!opts.manifests.empty()) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path dir = fs::path(opts.manifests) / "profiles";
+    if (!fs::is_directory(dir, ec)) {
+      ctx.err << "Error: --manifests " << opts.manifests
+              << ": not a chart set (no profiles/ directory)\n";
+      return kExitError;
+    }
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      std::string n = e.path().filename().string();
+      if (n.ends_with(".yaml")) names.push_back(n.substr(0, n.size() - 5));
+    }
+    std::sort(names.begin(), names.end());
+  } else {
+    const manifest::ChartSet* set = opts.version.empty() ? &manifest::default_chart_set()
+                                                         : manifest::find_chart_set(opts.version);
+    if (set == nullptr) {
+      std::string known;
+      for (const manifest::ChartSet& c : manifest::chart_sets())
+        known += (known.empty() ? "" : ", ") + c.version;
+      ctx.err << "Error: --version: unknown Istio version \"" << opts.version
+              << "\" (bundled: " << known << ")\n";
+      return kExitError;
+    }
+    names = set->profiles();
+  }
+  ctx.out << "Istio configuration profiles:\n";
+  for (const std::string& name : names)
     ctx.out << "    " << name << '\n';
   return kExitOk;
 }
 
 int dump(const DumpOptions& opts, Context& ctx) {
-  manifest::RenderInputs inputs;
-  if (!read_manifest_inputs(opts.inputs, inputs, ctx.err)) return kExitError;
+  manifest::RenderInputs read;
+  if (!read_manifest_inputs(opts.inputs, read, ctx.err)) return kExitError;
   if (!opts.profile.empty())
-    inputs.set_flags.insert(inputs.set_flags.begin(), "profile=" + opts.profile);
-  auto text = dump_text(inputs, opts.config_path, opts.output);
+    read.set_flags.insert(read.set_flags.begin(), "profile=" + opts.profile);
+  auto text = dump_text(pipeline_inputs(opts.set, std::move(read)), opts.config_path, opts.output);
   if (!text.ok()) {
     ctx.err << "Error: " << text.message() << '\n';
     return kExitError;
@@ -149,9 +217,9 @@ int diff(const DiffOptions& opts, Context& ctx) {
   std::string texts[2];
   const std::string* names[2] = {&opts.a, &opts.b};
   for (int k = 0; k < 2; ++k) {
-    manifest::RenderInputs inputs;
-    inputs.set_flags.push_back("profile=" + *names[k]);
-    auto text = dump_text(inputs, "", "yaml");
+    manifest::RenderInputs read;
+    read.set_flags.push_back("profile=" + *names[k]);
+    auto text = dump_text(pipeline_inputs(opts.set, std::move(read)), "", "yaml");
     if (!text.ok()) {
       ctx.err << "Error: " << text.message() << '\n';
       return kExitError;
@@ -174,7 +242,9 @@ void add_profile_command(CLI::App& root, Context& ctx) {
   group->require_subcommand(1);
 
   auto* list_cmd = group->add_subcommand("list", "List the installation profiles");
-  list_cmd->callback([&ctx] { ctx.action = [&ctx] { return list(ctx); }; });
+  auto lopts = std::make_shared<ChartSetOptions>();
+  add_chart_set_flags(*list_cmd, *lopts);
+  list_cmd->callback([&ctx, lopts] { ctx.action = [&ctx, lopts] { return list(*lopts, ctx); }; });
 
   auto* dump_cmd = group->add_subcommand(
       "dump",
@@ -184,6 +254,7 @@ void add_profile_command(CLI::App& root, Context& ctx) {
   dump_cmd->add_option("profile", dopts->profile,
                        "Profile name (default: spec.profile or default)");
   add_manifest_input_flags(*dump_cmd, dopts->inputs);
+  add_chart_set_flags(*dump_cmd, dopts->set);
   dump_cmd->add_option("-p,--config-path", dopts->config_path,
                        "Print only this path of spec (e.g. components.pilot)");
   dump_cmd->add_option("-o,--output", dopts->output, "Output format: yaml, json or flags")
@@ -196,6 +267,7 @@ void add_profile_command(CLI::App& root, Context& ctx) {
   auto fopts = std::make_shared<DiffOptions>();
   diff_cmd->add_option("profile-a", fopts->a, "First profile")->required();
   diff_cmd->add_option("profile-b", fopts->b, "Second profile")->required();
+  add_chart_set_flags(*diff_cmd, fopts->set);
   diff_cmd->callback([&ctx, fopts] { ctx.action = [&ctx, fopts] { return diff(*fopts, ctx); }; });
 }
 

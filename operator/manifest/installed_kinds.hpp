@@ -17,6 +17,8 @@ namespace meshop::manifest {
 struct InstalledKind {
   enum class Owner {
     kInstall,   // applied, pruned and uninstalled by the install reconciler
+    kKeep,      // applied by install, never pruned nor deleted (CRDs: deleting one deletes
+                // every object of its kind, so they stay, as Helm keeps a chart's crds/)
     kWebhooks,  // rendered, but applied by the webhooks reconciler (caBundle, URL)
     kNever,     // created when missing, never pruned nor deleted (Namespaces)
   };

@@ -14,9 +14,11 @@
 #include "api/yaml.hpp"
 #include "operator/helm/chart.hpp"
 #include "operator/helm/render.hpp"
+#include "operator/inject/mesh/mesh_config.hpp"
 #include "operator/inject/quantity.hpp"
 #include "operator/manifest/chart_sets.hpp"
 #include "operator/manifest/istioctl_detail.hpp"
+#include "operator/manifest/tree_path.hpp"
 #include "operator/template/funcs_support.hpp"
 
 namespace meshop::manifest::istioctl {
@@ -637,23 +639,41 @@ api::Result<GoValue> merge_inputs(const PipelineInputs& inputs) {
   }
   std::vector<std::string> flags = inputs.set_flags;
   if (!inputs.manifests.empty()) flags.push_back("installPackagePath=" + inputs.manifests);
-  const ChartSet* bundled = nullptr;
-  if (!inputs.version.empty()) {
-    bundled = find_chart_set(inputs.version);
-    if (bundled == nullptr) {
-      std::string known;
-      for (const ChartSet& c : chart_sets())
-        known += (known.empty() ? "" : ", ") + c.version;
-      return Error{"unknown Istio version \"" + inputs.version + "\" (bundled: " + known + ")"};
-    }
-  }
   if (!inputs.revision.empty() && inputs.revision != "default")
     flags.push_back("revision=" + inputs.revision);
   for (const std::string& f : flags)
     if (auto st = go_set_flag(user, "spec." + f); !st.ok())
       return Error{"merge inputs: --set " + f + ": " + st.message()};
 
+  // The chart set: --version, else meshop's spec.version, else spec.installPackagePath.
   std::string package = get_path_string(user, "spec.installPackagePath");
+  std::string version = inputs.version;
+  std::string version_field = "--version";
+  if (version.empty()) {
+    GoValue v = go_get_path(user, "spec.version");
+    if (!v.is_nil_or_invalid() && !v.is_string())
+      return Error{"spec.version: expected a string (an Istio version such as \"" +
+                   default_chart_set().version + "\"), got " + go_sprint(v)};
+    version = get_path_string(user, "spec.version");
+    version_field = "spec.version";
+  }
+  const ChartSet* bundled = nullptr;
+  if (!version.empty()) {
+    if (!package.empty() && inputs.version.empty())
+      return Error{"spec.version \"" + version + "\" and spec.installPackagePath \"" + package +
+                   "\" both name a chart set; set one of them"};
+    bundled = find_chart_set(version);
+    if (bundled == nullptr) {
+      std::string known;
+      for (const ChartSet& c : chart_sets())
+        known += (known.empty() ? "" : ", ") + c.version;
+      return Error{version_field + ": unknown Istio version \"" + version +
+                   "\" (bundled: " + known + ")"};
+    }
+  }
+  // Neither: the default bundled version, as a release of istioctl renders its embedded
+  // charts with its own hub and tag.
+  if (package.empty() && bundled == nullptr) bundled = &default_chart_set();
   if (package.empty() && bundled != nullptr) {
     package = std::string(kBundledPrefix) + bundled->version;
     if (auto st = go_set_flag(user, "spec.installPackagePath=" + package); !st.ok())
@@ -883,17 +903,36 @@ api::Result<PipelineResult> generate(const PipelineInputs& inputs) {
   auto doc = go_to_document(merged);
   if (!doc.ok()) return Error{"merged IstioOperator: " + doc.message()};
   api::IstioOperatorValidation v = api::validate_istio_operator(*doc);
-  std::vector<std::string> hpa_errors;
-  check_hpa_specs(merged, hpa_errors);
-  if (!v.ok() || !hpa_errors.empty()) {
+  std::vector<std::string> errors;
+  check_hpa_specs(merged, errors);
+  // The mesh config goes into ConfigMap istio[-<rev>], which istiod and the injector read with
+  // upstream's strict typing: a value they would reject stops the install here, before any
+  // object is applied, instead of leaving a revision whose injector denies every pod.
+  for (const char* at : {"spec.meshConfig", "spec.values.meshConfig"}) {
+    const api::Value* found = manifest::get_path(*doc, at);
+    if (found == nullptr || found->IsNull()) continue;
+    api::Document mesh;
+    mesh.CopyFrom(*found, mesh.GetAllocator());
+    // Upstream's convention: scalar proxyMetadata values are strings ("10", "false").
+    if (api::Value* md = api::find(mesh, "/defaultConfig/proxyMetadata"); md && md->IsObject())
+      for (auto& m : md->GetObject())
+        if (m.value.IsBool() || m.value.IsNumber())
+          m.value = api::make_string(api::to_json(m.value), mesh.GetAllocator());
+    std::vector<std::string> ignored;
+    if (api::Status st = inject::validate_inline_mesh_config(mesh, at, &ignored); !st.ok())
+      errors.push_back(st.message());
+    for (const std::string& f : ignored)
+      result.warnings.push_back(f + ": unknown field, ignored (istiod and the injector ignore it)");
+  }
+  if (!v.ok() || !errors.empty()) {
     std::string message = v.ok() ? std::string() : v.message();
-    for (const std::string& e : hpa_errors)
+    for (const std::string& e : errors)
       message += (message.empty() ? "" : "\n") + e;
     if (!inputs.force) return Error{message};
     result.warnings.push_back("spec invalid; continuing because of --force: " + message);
   }
   for (const std::string& w : v.warnings)
-    if (w.find("installPackagePath") == std::string::npos) result.warnings.push_back(w);
+    result.warnings.push_back(w);
 
   GoValue unvalidated = get_path_map(merged, "spec.unvalidatedValues");
   if (!unvalidated.is_invalid()) {

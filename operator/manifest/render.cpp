@@ -9,6 +9,7 @@
 #include "operator/inject/mesh/mesh_config.hpp"
 #include "operator/manifest/embedded.hpp"
 #include "operator/manifest/installed_kinds.hpp"
+#include "operator/manifest/istioctl_pipeline.hpp"
 #include "operator/manifest/k8s_settings.hpp"
 #include "operator/manifest/profiles.hpp"
 #include "operator/manifest/tree_path.hpp"
@@ -530,11 +531,31 @@ api::Result<RenderResult> render(const RenderInputs& inputs) {
 }
 
 api::Result<RenderResult> render_istio_operator(const Value& iop) {
-  RenderInputs inputs;
+  // The object as istioctl reads a -f file: what the cluster added (status, managedFields,
+  // resourceVersion, labels, annotations) is not part of the install's input.
+  Document input(rapidjson::kObjectType);
+  Allocator& a = input.GetAllocator();
+  for (std::string_view key : {"apiVersion", "kind"})
+    if (const Value* v = api::find_member(iop, key)) set_member(input, key, Value(*v, a), a);
+  Value md(rapidjson::kObjectType);
+  for (std::string_view key : {"name", "namespace"})
+    if (std::string v = api::string_at(iop, {"metadata", key}); !v.empty())
+      set_member(md, key, str(v, a), a);
+  set_member(input, "metadata", std::move(md), a);
+  if (const Value* spec = api::find_member(iop, "spec"))
+    set_member(input, "spec", Value(*spec, a), a);
   std::string name = api::string_at(iop, {"metadata", "name"});
+  istioctl::PipelineInputs inputs;
   inputs.files.push_back(
-      {"IstioOperator " + (name.empty() ? std::string("(unnamed)") : name), api::to_json(iop)});
-  return render(inputs);
+      {"IstioOperator " + (name.empty() ? std::string("(unnamed)") : name), api::to_json(input)});
+  auto generated = istioctl::generate(inputs);
+  if (!generated.ok()) return generated.error();
+  RenderResult result;
+  result.warnings = std::move(generated->warnings);
+  result.objects.reserve(generated->objects.size());
+  for (istioctl::PipelineObject& o : generated->objects)
+    result.objects.push_back({std::move(o.component), std::move(o.object)});
+  return result;
 }
 
 std::string to_multi_document_yaml(const RenderResult& result) {

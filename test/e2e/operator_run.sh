@@ -134,14 +134,18 @@ wait_for 30 "webhook configuration with caBundle" has_ca_bundle "$mwc_default"
 url=$(kubectl get mutatingwebhookconfiguration "$mwc_default" -o jsonpath='{.webhooks[0].clientConfig.url}')
 [ "$url" = "https://127.0.0.1:$port/inject" ] || fail "default webhook url is '$url'"
 
-# What meshop ignores in a spec is a Warning Event on the IstioOperator, not silence.
-kubectl -n "$cp" patch istiooperator default --type=merge -p '{"spec":{"installPackagePath":"/tmp/charts"}}' >/dev/null
-render_warned() {
+# A chart set that does not exist is a RenderFailed Warning Event naming it, and the last
+# good install stays; removing it renders the bundled version again.
+kubectl -n "$cp" patch istiooperator default --type=merge -p '{"spec":{"installPackagePath":"/nonexistent/charts"}}' >/dev/null
+render_failed() {
   local ev
-  ev=$(kubectl -n "$cp" get events --field-selector involvedObject.name=default,reason=RenderWarning -o jsonpath='{.items[*].message}')
-  [[ "$ev" == *installPackagePath* ]]
+  ev=$(kubectl -n "$cp" get events --field-selector involvedObject.name=default,reason=RenderFailed -o jsonpath='{.items[*].message}')
+  [[ "$ev" == */nonexistent/charts* ]]
 }
-wait_for 30 "RenderWarning Event for installPackagePath" render_warned
+wait_for 30 "RenderFailed Event naming the missing chart directory" render_failed
+kubectl get deployment -n "$cp" istiod >/dev/null || fail "istiod was removed by a render failure"
+kubectl -n "$cp" patch istiooperator default --type=json -p '[{"op":"remove","path":"/spec/installPackagePath"}]' >/dev/null
+wait_for 60 "default HEALTHY again" is_healthy default
 
 # 3. Injection by meshop's own webhook.
 kubectl create namespace "$ns_a" >/dev/null

@@ -75,7 +75,7 @@ TEST(ManifestGenerateCommand, UnknownProfileAndBadPathsExitOneNamingThem) {
   CmdResult p = run_cmd({"manifest", "generate", "--set", "profile=nosuch"});
   EXPECT_EQ(p.code, kExitError);
   EXPECT_TRUE(p.out.empty());
-  EXPECT_NE(p.err.find("unknown profile \"nosuch\""), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("profile \"nosuch\" not found"), std::string::npos) << p.err;
   CmdResult s = run_cmd({"manifest", "generate", "--set", "components.pilot.k8s.replicaCount=x"});
   EXPECT_EQ(s.code, kExitError);
   EXPECT_NE(s.err.find("spec.components.pilot.k8s.replicaCount"), std::string::npos) << s.err;
@@ -190,6 +190,7 @@ TEST(ManifestGenerateCommand, LongestRevisionKeepsEveryRenderedNameValid) {
   for (const api::Document& d : *docs) {
     std::string kind = api::string_at(d, {"kind"});
     std::string name = api::string_at(d, {"metadata", "name"});
+    if (kind.empty()) continue;  // the empty document after istioctl's last "---"
     if (name.find(rev) != std::string::npos) ++with_rev;
     if (kind == "Service") {
       EXPECT_TRUE(is_dns1123_label(name) && name.front() >= 'a') << kind << " " << name;

@@ -11,6 +11,7 @@
 
 #include "api/json.hpp"
 #include "api/yaml.hpp"
+#include "operator/manifest/chart_sets.hpp"
 #include "operator/template/funcs_support.hpp"
 
 namespace meshop::manifest::istioctl {
@@ -167,9 +168,17 @@ TEST(IstioctlMerge, ErrorsNameWhatIsWrong) {
 
   PipelineInputs none = inputs({});
   none.manifests.clear();
+  // No chart set named: the default bundled version's, as a release of istioctl its own.
   auto no_set = merge_inputs(none);
-  ASSERT_FALSE(no_set.ok());
-  EXPECT_NE(no_set.message().find("--manifests"), std::string::npos) << no_set.message();
+  ASSERT_TRUE(no_set.ok()) << no_set.message();
+  EXPECT_EQ(at(*no_set, "spec.installPackagePath"),
+            "\"bundled:" + manifest::default_chart_set().version + "\"");
+  PipelineInputs unknown_version = inputs({"spec: {version: \"0.1\"}"});
+  unknown_version.manifests.clear();
+  auto uv = merge_inputs(unknown_version);
+  ASSERT_FALSE(uv.ok());
+  EXPECT_NE(uv.message().find("spec.version: unknown Istio version \"0.1\""), std::string::npos)
+      << uv.message();
 }
 
 // --- component values

@@ -459,13 +459,6 @@ TEST(Render, RestartsExtensionDoesNotChangeTheManifest) {
   EXPECT_EQ(to_multi_document_yaml(*plain), to_multi_document_yaml(*with));
 }
 
-TEST(Render, InstallPackagePathIsIgnoredWithAWarning) {
-  auto r = render_texts({"spec: {installPackagePath: /tmp/charts}"});
-  ASSERT_TRUE(r.ok()) << r.message();
-  ASSERT_FALSE(r->warnings.empty());
-  EXPECT_NE(r->warnings[0].find("installPackagePath"), std::string::npos);
-}
-
 TEST(Render, MultiDocumentYamlReadsBackAsTheSameObjects) {
   auto r = render_texts({});
   ASSERT_TRUE(r.ok());

@@ -100,11 +100,14 @@ TEST(IstioOperatorValidation, WrongKindAndApiVersionAreErrors) {
   EXPECT_EQ(paths(v), (std::vector<std::string>{"apiVersion", "kind"}));
 }
 
-TEST(IstioOperatorValidation, InstallPackagePathIsAWarningNotAnError) {
-  auto v = validate_yaml("spec: {installPackagePath: /tmp/charts}\n");
+// Both name the chart set the renderer uses (it checks that the directory or version exists).
+TEST(IstioOperatorValidation, InstallPackagePathAndVersionAreStrings) {
+  auto v = validate_yaml("spec: {installPackagePath: /tmp/charts, version: \"1.30\"}\n");
   EXPECT_TRUE(v.ok()) << v.message();
-  ASSERT_EQ(v.warnings.size(), 1u);
-  EXPECT_NE(v.warnings[0].find("spec.installPackagePath"), std::string::npos);
+  EXPECT_TRUE(v.warnings.empty());
+  auto bad = validate_yaml("spec: {version: {a: 1}}\n");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("spec.version"), std::string::npos) << bad.message();
 }
 
 TEST(IstioOperatorValidation, BadImageTagAndHubAreErrors) {

@@ -13,8 +13,8 @@
 
 #include "api/json.hpp"
 #include "api/yaml.hpp"
+#include "operator/manifest/chart_sets.hpp"
 #include "operator/manifest/installed_kinds.hpp"
-#include "operator/manifest/profiles.hpp"
 #include "operator/manifest/render.hpp"
 #include "reconcilers/install.hpp"
 
@@ -84,6 +84,9 @@ std::set<Atom> meshop_uses() {
       case K::Owner::kInstall:  // apply (patch; create when absent), watch, prune, uninstall
         add(g, r, {"get", "list", "watch", "create", "patch", "delete"});
         break;
+      case K::Owner::kKeep:  // applied (CRDs), watched, never deleted
+        add(g, r, {"get", "list", "watch", "create", "patch"});
+        break;
       case K::Owner::kNever:  // created when missing, never deleted
         add(g, r, {"get", "list", "watch", "create"});
         break;
@@ -109,44 +112,48 @@ std::set<Atom> meshop_uses() {
   return uses;
 }
 
-// Every Role and ClusterRole rule, and every kind, the renderer emits: each profile with every
-// optional component and quota on.
+// Every Role and ClusterRole rule, and every kind, the renderer emits: each profile of each
+// bundled Istio version with every optional component, quota, network policy and the remote
+// istiod address on.
 struct Rendered {
   std::set<Atom> granted;
   std::set<std::pair<std::string, std::string>> kinds;  // (group, kind)
 };
 Rendered render_everything() {
   Rendered out;
-  for (const std::string& profile : manifest::profile_names()) {
-    std::string yaml =
-        "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\n"
-        "metadata: {name: all, namespace: istio-system}\n"
-        "spec:\n  profile: " +
-        profile +
-        "\n  components:\n"
-        "    cni: {enabled: true}\n    ztunnel: {enabled: true}\n"
-        "    pilot: {enabled: true}\n    base: {enabled: true}\n"
-        "    ingressGateways: [{name: istio-ingressgateway, enabled: true}]\n"
-        "    egressGateways: [{name: istio-egressgateway, enabled: true}]\n"
-        "  values:\n    cni: {resourceQuotas: {enabled: true}}\n";
-    auto iop = api::yaml_to_json(yaml);
-    EXPECT_TRUE(iop.ok()) << iop.message();
-    if (!iop.ok()) continue;
-    auto rendered = manifest::render_istio_operator(*iop);
-    EXPECT_TRUE(rendered.ok()) << profile << ": " << rendered.message();
-    if (!rendered.ok()) continue;
-    EXPECT_FALSE(rendered->objects.empty()) << profile;
-    for (const manifest::RenderedObject& r : rendered->objects) {
-      std::string av = api::string_at(r.object, {"apiVersion"});
-      std::string group = av.find('/') == std::string::npos ? "" : av.substr(0, av.find('/'));
-      std::string kind = api::string_at(r.object, {"kind"});
-      out.kinds.emplace(group, kind);
-      if (kind == "ClusterRole" || kind == "Role")
-        if (const api::Value* rules = api::find_member(r.object, "rules"))
-          for (const Atom& a : atoms_of_rules(*rules))
-            out.granted.insert(a);
+  for (const manifest::ChartSet& set : manifest::chart_sets())
+    for (const std::string& profile : set.profiles()) {
+      std::string yaml =
+          "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\n"
+          "metadata: {name: all, namespace: istio-system}\n"
+          "spec:\n  version: \"" +
+          set.version + "\"\n  profile: " + profile +
+          "\n  components:\n"
+          "    cni: {enabled: true}\n    ztunnel: {enabled: true}\n"
+          "    pilot: {enabled: true, k8s: {replicaCount: 2}}\n    base: {enabled: true}\n"
+          "    ingressGateways: [{name: istio-ingressgateway, enabled: true}]\n"
+          "    egressGateways: [{name: istio-egressgateway, enabled: true}]\n"
+          "  values:\n    cni: {resourceQuotas: {enabled: true}}\n"
+          "    global: {networkPolicy: {enabled: true}, remotePilotAddress: 10.0.0.1}\n"
+          "    pilot: {autoscaleEnabled: false}\n";
+      auto iop = api::yaml_to_json(yaml);
+      EXPECT_TRUE(iop.ok()) << iop.message();
+      if (!iop.ok()) continue;
+      auto rendered = manifest::render_istio_operator(*iop);
+      EXPECT_TRUE(rendered.ok()) << set.version << " " << profile << ": " << rendered.message();
+      if (!rendered.ok()) continue;
+      EXPECT_FALSE(rendered->objects.empty()) << set.version << " " << profile;
+      for (const manifest::RenderedObject& r : rendered->objects) {
+        std::string av = api::string_at(r.object, {"apiVersion"});
+        std::string group = av.find('/') == std::string::npos ? "" : av.substr(0, av.find('/'));
+        std::string kind = api::string_at(r.object, {"kind"});
+        out.kinds.emplace(group, kind);
+        if (kind == "ClusterRole" || kind == "Role")
+          if (const api::Value* rules = api::find_member(r.object, "rules"))
+            for (const Atom& a : atoms_of_rules(*rules))
+              out.granted.insert(a);
+      }
     }
-  }
   return out;
 }
 
@@ -189,6 +196,11 @@ TEST_F(Rbac, EveryKindTheRendererEmitsIsInTheInstalledKindsTable) {
   // The check has teeth: the renderer emits the kinds the issue saw missing.
   EXPECT_TRUE(r.kinds.contains({"", "ResourceQuota"}));
   EXPECT_TRUE(r.kinds.contains({"rbac.authorization.k8s.io", "ClusterRole"}));
+  EXPECT_TRUE(r.kinds.contains({"apiextensions.k8s.io", "CustomResourceDefinition"}));
+  EXPECT_TRUE(r.kinds.contains({"networking.k8s.io", "NetworkPolicy"}));
+  EXPECT_TRUE(r.kinds.contains({"discovery.k8s.io", "EndpointSlice"}));
+  EXPECT_TRUE(r.kinds.contains({"policy", "PodDisruptionBudget"}));
+  EXPECT_TRUE(r.kinds.contains({"admissionregistration.k8s.io", "ValidatingWebhookConfiguration"}));
 }
 
 TEST_F(Rbac, GrantsEveryVerbMeshopUses) {

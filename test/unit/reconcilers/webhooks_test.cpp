@@ -94,7 +94,8 @@ using Names = std::vector<std::string>;
 TEST_F(WebhooksDesired, DefaultRevisionHasUpstreamEntriesAndPointsAtMeshopService) {
   add_iop(iop("main", "", 1));
   auto d = compute();
-  ASSERT_EQ(names(d), Names{"istio-sidecar-injector"});
+  ASSERT_EQ(names(d), Names{"istio-sidecar-injector"})
+      << ::testing::PrintToString(d.problems.empty() ? std::string() : d.problems[0].message);
   const auto& mwc = d.webhooks[0].object;
   EXPECT_EQ(
       entry_names(mwc),
@@ -167,7 +168,8 @@ TEST_F(WebhooksDesired, WithoutSecretTheLiveCaBundleIsKeptAndNoneIsInvented) {
 TEST_F(WebhooksDesired, TagCallsItsRevisionAndCarriesOwnerAndTagLabels) {
   add_iop(iop("canary", "canary", 1, R"({"revisionTags":["prod"]})"));
   auto d = compute();
-  ASSERT_EQ(names(d), (Names{"istio-revision-tag-prod", "istio-sidecar-injector-canary"}));
+  ASSERT_EQ(names(d), (Names{"istio-revision-tag-prod", "istio-sidecar-injector-canary"}))
+      << ::testing::PrintToString(d.problems.empty() ? std::string() : d.problems[0].message);
   const auto* tag = find(d, "istio-revision-tag-prod");
   EXPECT_EQ(tag->tag, "prod");
   EXPECT_EQ(tag->revision, "canary");
