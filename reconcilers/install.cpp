@@ -236,6 +236,16 @@ std::optional<std::string> workload_not_ready(const rapidjson::Value& object) {
   return std::string();
 }
 
+bool has_controller_owner(const rapidjson::Value& object) {
+  const api::Value* refs = api::find(object, "/metadata/ownerReferences");
+  if (refs == nullptr || !refs->IsArray()) return false;
+  for (const api::Value& r : refs->GetArray())
+    if (const api::Value* c = r.IsObject() ? api::find_member(r, "controller") : nullptr;
+        c != nullptr && c->IsBool() && c->GetBool())
+      return true;
+  return false;
+}
+
 bool crd_established(const rapidjson::Value& crd) {
   const api::Value* status = api::find_member(crd, "status");
   const api::Value* conditions =
@@ -432,6 +442,9 @@ kube::Task<api::Result<int>> InstallReconciler::delete_owned(
     const rapidjson::Value& items = listed->list["items"];
     std::vector<ObjectId> live;
     for (const rapidjson::Value& item : items.GetArray()) {
+      // An object another controller made (the EndpointSlices of a rendered Service copy its
+      // labels, owner labels included) is that controller's, never meshop's to delete.
+      if (has_controller_owner(item)) continue;
       if (keep_shared &&
           is_shared_component(api::string_at(item, {"metadata", "labels", kComponentLabel})))
         continue;

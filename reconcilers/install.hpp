@@ -132,6 +132,9 @@ ObjectId object_id(const rapidjson::Value& object);
 // MutatingWebhookConfigurations (the webhooks reconciler's) nor Namespaces (never deleted).
 const std::vector<std::pair<std::string, std::string>>& prunable_kinds();
 
+// Whether `object` has an ownerReference with controller: true (made by another controller).
+bool has_controller_owner(const rapidjson::Value& object);
+
 // Whether a CustomResourceDefinition's status says Established=True.
 bool crd_established(const rapidjson::Value& crd);
 
