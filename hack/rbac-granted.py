@@ -30,8 +30,10 @@ spec:
     egressGateways: [{{name: istio-egressgateway, enabled: true}}]
   values:
     cni: {{resourceQuotas: {{enabled: true}}}}
-    global: {{networkPolicy: {{enabled: true}}, remotePilotAddress: 10.0.0.1}}
-    pilot: {{autoscaleEnabled: false}}
+    global: {{networkPolicy: {{enabled: true}}, remotePilotAddress: 10.0.0.1,
+             istiod: {{enableAnalysis: true}}}}
+    pilot: {{autoscaleEnabled: false, taint: {{enabled: true}},
+            env: {{ENABLE_CLUSTER_TRUST_BUNDLE_API: true}}}}
 """
         out = subprocess.run([meshop, "manifest", "generate", "-f", "/dev/stdin"], input=iop,
                              text=True, capture_output=True, check=True).stdout
@@ -56,7 +58,15 @@ for (g, r, n), verbs in by_group_res.items():
     rules[(g, n, vs)].append(r)
 for (g, n, vs), res in sorted(rules.items()):
     print(f"- apiGroups: [{json.dumps(g) if g == '' else g}]")
-    print(f"  resources: [{', '.join(json.dumps(x) if x == '*' else x for x in sorted(res))}]")
+    items = [json.dumps(x) if x == '*' else x for x in sorted(res)]
+    line, out = "  resources: [", []
+    for i, x in enumerate(items):  # wrapped at 100 columns, continued under the first item
+        piece = x + (", " if i + 1 < len(items) else "]")
+        if len(line) + len(piece.rstrip()) > 100 and line.strip() != "resources: [":
+            out.append(line.rstrip())
+            line = " " * len("  resources: [")
+        line += piece
+    print("\n".join(out + [line]))
     if n:
         print(f"  resourceNames: [{n}]")
     print(f"  verbs: [{', '.join(json.dumps(x) if x == '*' else x for x in vs)}]")

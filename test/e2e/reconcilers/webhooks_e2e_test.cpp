@@ -67,11 +67,15 @@ class WebhooksE2e : public e2e::ClusterTest {
     (void)run(client_->remove(kube::resources::kNamespaces, "", ns_));
   }
 
-  // An IstioOperator in the test namespace installing into it (so its configurations are
-  // named ...-<ns>), labelled for this test.
+  // An IstioOperator in the test namespace installing into it (values.global.istioNamespace is
+  // the charts' .Release.Namespace, so its configurations are named ...-<ns>), labelled for this
+  // test. `values` is a JSON object of more values.
   void create_iop(const std::string& name, const std::string& revision,
                   const std::string& values = "{}", const std::string& annotations = "{}") {
-    std::string spec = R"({"namespace":")" + ns_ + R"(","values":)" + values;
+    std::string all_values = values;
+    all_values.insert(
+        1, R"("global":{"istioNamespace":")" + ns_ + R"("})" + (values == "{}" ? "" : ","));
+    std::string spec = R"({"namespace":")" + ns_ + R"(","values":)" + all_values;
     if (!revision.empty()) spec += R"(,"revision":")" + revision + "\"";
     spec += "}";
     auto r = run(client_->create(

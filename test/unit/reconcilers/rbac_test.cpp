@@ -134,8 +134,10 @@ Rendered render_everything() {
           "    ingressGateways: [{name: istio-ingressgateway, enabled: true}]\n"
           "    egressGateways: [{name: istio-egressgateway, enabled: true}]\n"
           "  values:\n    cni: {resourceQuotas: {enabled: true}}\n"
-          "    global: {networkPolicy: {enabled: true}, remotePilotAddress: 10.0.0.1}\n"
-          "    pilot: {autoscaleEnabled: false}\n";
+          "    global: {networkPolicy: {enabled: true}, remotePilotAddress: 10.0.0.1,\n"
+          "             istiod: {enableAnalysis: true}}\n"
+          "    pilot: {autoscaleEnabled: false, taint: {enabled: true},\n"
+          "            env: {ENABLE_CLUSTER_TRUST_BUNDLE_API: true}}\n";
       auto iop = api::yaml_to_json(yaml);
       EXPECT_TRUE(iop.ok()) << iop.message();
       if (!iop.ok()) continue;
