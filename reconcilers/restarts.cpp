@@ -123,6 +123,11 @@ const kube::ResourceType* resource_of(std::string_view kind) {
   return nullptr;
 }
 
+std::int64_t generation_of(const rapidjson::Value& object) {
+  const rapidjson::Value* g = api::find(object, "/metadata/generation");
+  return g != nullptr && g->IsInt64() ? g->GetInt64() : 0;
+}
+
 bool pod_ready(const rapidjson::Value& pod) {
   if (api::find(pod, "/metadata/deletionTimestamp") != nullptr) return false;
   const rapidjson::Value* conds = api::find(pod, "/status/conditions");
@@ -415,6 +420,33 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
   plan_options.last_restarts = evict_restarts_;
   decisions_.begin_pass();
   report.plan = restart::plan_cluster(view, engines.desired(&decisions_), now, plan_options);
+  // Restarts this process started that the store does not show yet are in progress, whatever
+  // the store's older copy of the workload says (unseen_restarts_).
+  std::set<std::string> unseen;
+  for (restart::PlanEntry& e : report.plan) {
+    const std::string key = workload_key(e.plan);
+    auto it = unseen_restarts_.find(key);
+    if (it == unseen_restarts_.end()) continue;
+    const rapidjson::Value* w = find_workload(view, e.plan);
+    if (w == nullptr || api::string_at(*w, {"metadata", "uid"}) != it->second.uid ||
+        generation_of(*w) >= it->second.generation ||
+        now - it->second.at >= e.policy.rollout_timeout) {
+      unseen_restarts_.erase(it);
+      continue;
+    }
+    if (e.action != Action::kRestart && e.action != Action::kWouldRestart &&
+        e.action != Action::kDeferred && e.action != Action::kInProgress)
+      continue;
+    e.action = Action::kInProgress;
+    e.cause = it->second.cause;
+    e.why = "restarted for " + e.cause + "; the informer does not show the restart yet";
+    unseen.insert(key);
+  }
+  std::erase_if(unseen_restarts_, [&](const auto& kv) {
+    return std::none_of(report.plan.begin(), report.plan.end(), [&](const restart::PlanEntry& e) {
+      return workload_key(e.plan) == kv.first;
+    });
+  });
   // Causes waiting (minInterval, or any other gate) are coalesced into the next restart.
   for (const restart::PlanEntry& e : report.plan) {
     if (e.action == Action::kNone) deferred_causes_.erase(workload_key(e.plan));
@@ -492,6 +524,12 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
     const rapidjson::Value* w = find_workload(view, e.plan);
     if (w == nullptr) continue;
     std::string key = workload_key(e.plan);
+    if (unseen.count(key)) {  // the store's copy predates the restart: nothing to judge by
+      report.progressing.push_back({key, e.why});
+      ++running;
+      ++running_per_ns[e.plan.ns];
+      continue;
+    }
     std::string restarted_at = api::string_at(
         *w, {"spec", "template", "metadata", "annotations", restart::kRestartedAtAnnotation});
     SystemTime started = parse_rfc3339(restarted_at).value_or(now);
@@ -605,6 +643,8 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
       auto patched = co_await client_->patch(*type, e.plan.ns, e.plan.name,
                                              kube::PatchType::kStrategicMerge, patch);
       if (!patched) co_return api::Error{patched.error().message};
+      unseen_restarts_[workload_key(e.plan)] = {
+          e.cause, api::string_at(*patched, {"metadata", "uid"}), generation_of(*patched), now};
       report.started.push_back(workload_key(e.plan));
       ++running;
       ++running_per_ns[e.plan.ns];

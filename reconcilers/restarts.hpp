@@ -198,6 +198,20 @@ class RestartsReconciler {
   // minInterval. Strategy Evict writes nothing on the workload, so when this process last
   // started a wave of it is remembered here (key → time and cause) and given to plan_cluster.
   std::map<std::string, restart::LastRestart> evict_restarts_;
+  // Strategy Rollout. A restart patch this process sent whose result the informer store has not
+  // shown yet: until the store's copy of the workload reaches the metadata.generation the
+  // patch's answer carried, that copy predates the restart (no cause record on its template),
+  // and a pass planning from it would restart the workload a second time, count a second
+  // start and record a second Restarted Event. Meanwhile the workload is in progress for the
+  // cause it was restarted for. Forgotten once the store shows the generation, when the workload
+  // is gone (or another one of that name), or after its policy's rolloutTimeout.
+  struct UnseenRestart {
+    std::string cause;
+    std::string uid;
+    std::int64_t generation = 0;
+    std::chrono::system_clock::time_point at;
+  };
+  std::map<std::string, UnseenRestart> unseen_restarts_;
   // Causes a workload was Deferred for since its last restart, in the order first seen: the
   // next Restarted Event lists them (they are coalesced into that one restart).
   std::map<std::string, std::vector<std::string>> deferred_causes_;

@@ -32,6 +32,19 @@ std::string to_json(const rapidjson::Value& v) {
   return {sb.GetString(), sb.GetSize()};
 }
 
+// Whether a JSON patch (RFC 6902) tests /metadata/resourceVersion: a write guarded as an
+// update with a resourceVersion is.
+bool tests_resource_version(const std::string& body) {
+  rapidjson::Document patch;
+  patch.Parse(body.data(), body.size());
+  if (patch.HasParseError() || !patch.IsArray()) return false;
+  for (const rapidjson::Value& op : patch.GetArray())
+    if (op.IsObject() && api::string_at(op, {"op"}) == "test" &&
+        api::string_at(op, {"path"}) == "/metadata/resourceVersion")
+      return true;
+  return false;
+}
+
 std::string percent_encode(std::string_view s) {
   static const char* kHex = "0123456789ABCDEF";
   std::string out;
@@ -524,9 +537,27 @@ Task<Result<rapidjson::Document>> Client::patch(const ResourceType& type, std::s
   if (options.dry_run) q.add("dryRun", "All");
   req.target = type.path(ns, name, options.subresource) + q.str();
   req.content_type = patch_content_type(patch_type);
+  const bool guarded = patch_type == PatchType::kJson && tests_resource_version(body);
   req.body = std::move(body);
   auto r = co_await transport_->send(std::move(req));
-  if (!r) co_return std::move(r).error();
+  if (!r) {
+    Error e = std::move(r).error();
+    // A JSON patch that does not apply is answered 422 Invalid with the generic "rejected our
+    // request" message and, from current apiservers, no cause at all (handlers/patch.go:
+    // NewGenericServerResponse(422, ..., isUnexpectedResponse=false)): a failed test reads as
+    // any other 422. For a patch guarded by a test of the resourceVersion it is that test that
+    // failed (the rest of the patch was made from the object at that version): the object
+    // changed since it was read, a conflict. A 422 of the patched object's validation names
+    // its fields (causes) and stays Invalid; so does an older server's cause naming another
+    // test (error.cpp).
+    if (guarded && e.kind == ErrorKind::kInvalid && e.causes.empty()) {
+      e.kind = ErrorKind::kConflict;
+      e.message +=
+          "; taken as a conflict: the patch tests the resourceVersion, and the object "
+          "changed since it was read";
+    }
+    co_return e;
+  }
   co_return parse_body(what, r->body);
 }
 

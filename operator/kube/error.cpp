@@ -111,7 +111,8 @@ Error from_status(std::string_view what, int http_status, const rapidjson::Value
   // A JSON patch whose "test" of a field failed comes back as 422 with the generic "rejected
   // our request" message and the patch library's words as the one cause. When that field is
   // the resourceVersion it is the same precondition failure as a 409 on an update: the object
-  // changed since it was read.
+  // changed since it was read. (Current apiservers send no cause: Client::patch knows its body
+  // and reads a cause-less 422 of a patch that tests the resourceVersion the same way.)
   for (const StatusCause& cause : e.causes) {
     if (e.kind == ErrorKind::kInvalid && cause.message.starts_with("testing value ") &&
         cause.message.find("/metadata/resourceVersion") != std::string::npos) {

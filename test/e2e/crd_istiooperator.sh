@@ -8,7 +8,7 @@ set -euo pipefail
 src=${MESHOP_SOURCE_DIR:?}
 
 kubectl apply -f "$src/crd/istiooperator.yaml"
-kubectl wait --for=condition=Established crd/istiooperators.install.istio.io --timeout=60s
+crd_established
 # Discovery lags Established by a moment; wait until kubectl can resolve the kind.
 wait_for 30 "iop in discovery" kubectl get iop -A
 

@@ -109,11 +109,19 @@ operator_start() {
   wait_for 60 "meshop run ready" curl -sf "http://127.0.0.1:$(($1 + 1))/readyz"
 }
 
+# crd_established: the IstioOperator CRD (just applied) is Established. `kubectl wait` fails at
+# once, not waits, while a new CRD has no status.conditions yet (".status.conditions accessor
+# error: <nil> is of the type <nil>"), as on a control plane just brought up: asked again.
+crd_established() {
+  wait_for 60 "CRD istiooperators.install.istio.io Established" \
+    kubectl wait --for=condition=Established crd/istiooperators.install.istio.io --timeout=10s
+}
+
 # operator_setup NS: the IstioOperator CRD, Established, the test's namespace NS, and
 # meshop's own identity (operator_identity).
 operator_setup() {
   kubectl apply -f "$MESHOP_SOURCE_DIR/crd/istiooperator.yaml" >/dev/null
-  kubectl wait --for=condition=Established crd/istiooperators.install.istio.io --timeout=60s >/dev/null
+  crd_established
   kubectl create namespace "$1" >/dev/null
   operator_identity
 }

@@ -33,7 +33,7 @@ print(json.dumps({"apiVersion": "v1", "kind": "List", "items": keep}))' "$cp" > 
 rl_control_planes() {
   kubectl create namespace "$cp" >/dev/null 2>&1 || true
   kubectl apply -f "$MESHOP_SOURCE_DIR/crd/istiooperator.yaml" >/dev/null
-  kubectl wait --for=condition=Established crd/istiooperators.install.istio.io --timeout=60s >/dev/null
+  crd_established
   rl_configmaps default 1.0.0
   rl_configmaps canary 1.1.0
   local d

@@ -42,8 +42,10 @@ TEST(StatusError, InvalidCarriesCauses) {
   EXPECT_EQ(e.causes[1].message, "Required value");
 }
 
-// What kube-apiserver answers when a JSON patch's test of /metadata/resourceVersion fails
-// (handlers/patch.go: NewGenericServerResponse(422, ...) with jsonpatch's error as the cause).
+// A 422 for a JSON patch whose test of /metadata/resourceVersion failed, with jsonpatch's error
+// as the cause. kube-apiserver v1.36 sends no cause at all (handlers/patch.go:
+// NewGenericServerResponse(422, ..., isUnexpectedResponse=false)); the client reads that one as
+// a conflict when its patch tests the resourceVersion (transport_test.cpp).
 TEST(StatusError, FailedResourceVersionPatchTestIsAConflictAndSaysWhy) {
   Error e = error_from_response("patch istiooperators.install.istio.io ns/iop", 422, R"({
       "kind":"Status","status":"Failure","reason":"Invalid","code":422,

@@ -25,6 +25,7 @@
 
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
+#include "test/unit/kube/fake_apiserver.hpp"
 
 namespace meshop::kube {
 namespace {
@@ -36,50 +37,12 @@ namespace ssl = net::ssl;
 namespace fs = std::filesystem;
 constexpr auto kTok = net::as_tuple(net::use_awaitable);
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// A self-signed certificate for 127.0.0.1, made once per test binary with the openssl CLI.
-struct TestCert {
-  std::string dir, cert, key;
-  static const TestCert& get() {
-    static TestCert c = [] {
-      TestCert t;
-      std::string tmpl = (fs::temp_directory_path() / "meshop-kube-cert-XXXXXX").string();
-      t.dir = mkdtemp(tmpl.data());
-      std::string cmd =
-          "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
-          "-nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 "
-          "-keyout " +
-          t.dir + "/key.pem -out " + t.dir + "/cert.pem 2>/dev/null";
-      if (std::system(cmd.c_str()) != 0) std::abort();
-      t.cert = read_text(t.dir + "/cert.pem");
-      t.key = read_text(t.dir + "/key.pem");
-      return t;
-    }();
-    return c;
-  }
-};
-
-struct Exchange {
-  std::string method, target, authorization, accept, body;
-};
-
-// What the server writes for one request: raw bytes in pieces (each written separately, so
-// each becomes its own TLS record(s)), then optionally closes the connection.
-struct Script {
-  std::vector<std::string> pieces;
-  bool close_after = false;
-};
-
-std::string response(int code, const std::string& body, const std::string& extra_headers = {}) {
-  return "HTTP/1.1 " + std::to_string(code) + " X\r\nContent-Type: application/json\r\n" +
-         "Content-Length: " + std::to_string(body.size()) + "\r\n" + extra_headers + "\r\n" + body;
-}
+using fake::Exchange;
+using fake::FakeApiServer;
+using fake::read_text;
+using fake::response;
+using fake::Script;
+using fake::TestCert;
 
 std::string chunked(const std::vector<std::string>& chunks) {
   std::ostringstream out;
@@ -91,65 +54,6 @@ std::string chunked(const std::vector<std::string>& chunks) {
   out << "0\r\n\r\n";
   return out.str();
 }
-
-class FakeApiServer {
- public:
-  explicit FakeApiServer(net::io_context& io)
-      : io_(io), acceptor_(io, {net::ip::make_address("127.0.0.1"), 0}) {
-    ctx_ = std::make_shared<ssl::context>(ssl::context::tls_server);
-    ctx_->use_certificate_chain(net::buffer(TestCert::get().cert));
-    ctx_->use_private_key(net::buffer(TestCert::get().key), ssl::context::pem);
-    net::co_spawn(io_, accept_loop(), net::detached);
-  }
-  ~FakeApiServer() {
-    boost::system::error_code ec;
-    acceptor_.close(ec);
-  }
-  unsigned short port() const { return acceptor_.local_endpoint().port(); }
-
-  std::function<Script(const Exchange&)> handler;
-  std::vector<Exchange> seen;
-  int connections = 0;
-
- private:
-  net::awaitable<void> accept_loop() {
-    for (;;) {
-      auto [ec, socket] = co_await acceptor_.async_accept(kTok);
-      if (ec) co_return;
-      ++connections;
-      socket.set_option(net::ip::tcp::no_delay(true));  // each piece goes out at once
-      net::co_spawn(io_, session(std::move(socket), ctx_), net::detached);
-    }
-  }
-  net::awaitable<void> session(net::ip::tcp::socket socket, std::shared_ptr<ssl::context> ctx) {
-    ssl::stream<net::ip::tcp::socket> stream(std::move(socket), *ctx);
-    auto [hec] = co_await stream.async_handshake(ssl::stream_base::server, kTok);
-    if (hec) co_return;
-    beast::flat_buffer buffer;
-    for (;;) {
-      http::request<http::string_body> req;
-      auto [rec, rn] = co_await http::async_read(stream, buffer, req, kTok);
-      if (rec) co_return;
-      Exchange ex{std::string(req.method_string()), std::string(req.target()),
-                  std::string(req[http::field::authorization]),
-                  std::string(req[http::field::accept]), req.body()};
-      seen.push_back(ex);
-      Script script = handler(ex);
-      for (const auto& piece : script.pieces) {
-        auto [wec, wn] = co_await net::async_write(stream, net::buffer(piece), kTok);
-        if (wec) co_return;
-      }
-      if (script.close_after) {
-        stream.next_layer().close();
-        co_return;
-      }
-    }
-  }
-
-  net::io_context& io_;
-  net::ip::tcp::acceptor acceptor_;
-  std::shared_ptr<ssl::context> ctx_;
-};
 
 class KubeTransport : public ::testing::Test {
  public:
@@ -236,6 +140,54 @@ TEST_F(KubeTransport, EvictionRefusedByABudgetIsReturnedAtOnceNamingIt) {
   auto dry = run(c->evict("n", "web-1", true));
   ASSERT_TRUE(dry) << dry.error().message;
   EXPECT_EQ(server_.seen[1].target, "/api/v1/namespaces/n/pods/web-1/eviction?dryRun=All");
+}
+
+// What kube-apiserver v1.36 answers a JSON patch that does not apply, e.g. whose test of
+// /metadata/resourceVersion fails (handlers/patch.go): 422 Invalid, the generic message and no
+// cause to say which operation failed.
+const std::string kPatchDoesNotApply = R"({"kind":"Status","apiVersion":"v1","metadata":{},
+  "status":"Failure","message":"the server rejected our request due to an error in our request",
+  "reason":"Invalid","details":{},"code":422})";
+
+TEST_F(KubeTransport, JsonPatchGuardedByAResourceVersionTestThatNoLongerAppliesIsAConflict) {
+  const std::string guarded =
+      R"([{"op":"test","path":"/metadata/resourceVersion","value":"7"},)"
+      R"({"op":"add","path":"/metadata/finalizers","value":["meshop.io/uninstall"]}])";
+  const std::string unguarded = R"([{"op":"add","path":"/data/x","value":"1"}])";
+  respond({Script{{response(422, kPatchDoesNotApply)}}, Script{{response(422, kPatchDoesNotApply)}},
+           Script{{response(422, kPatchDoesNotApply)}}});
+  auto c = client();
+  auto r = run(c->patch(resources::kConfigMaps, "n", "a", PatchType::kJson, guarded));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, ErrorKind::kConflict) << r.error().message;
+  EXPECT_EQ(r.error().message,
+            "patch configmaps n/a: the server rejected our request due to an error in our "
+            "request (Invalid, 422); taken as a conflict: the patch tests the resourceVersion, "
+            "and the object changed since it was read");
+  EXPECT_EQ(server_.seen.size(), 1u) << "a conflict is the caller's to retry from a new read";
+
+  // Without the test the failed operation is unknown: still Invalid, as is a merge patch.
+  r = run(c->patch(resources::kConfigMaps, "n", "a", PatchType::kJson, unguarded));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, ErrorKind::kInvalid);
+  r = run(c->patch(resources::kConfigMaps, "n", "a", PatchType::kMerge,
+                   R"({"metadata":{"resourceVersion":"7"}})"));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, ErrorKind::kInvalid);
+}
+
+TEST_F(KubeTransport, JsonPatchGuardedByAResourceVersionTestKeepsAValidationFailureInvalid) {
+  // The patch applied but the result is invalid: the apiserver names the field.
+  respond({Script{{response(422, R"({"kind":"Status","status":"Failure","reason":"Invalid",
+    "code":422,"message":"ConfigMap \"a\" is invalid: metadata.finalizers[0]: Invalid value",
+    "details":{"causes":[{"reason":"FieldValueInvalid","message":"Invalid value",
+    "field":"metadata.finalizers[0]"}]}})")}}});
+  auto c = client();
+  auto r = run(c->patch(resources::kConfigMaps, "n", "a", PatchType::kJson,
+                        R"([{"op":"test","path":"/metadata/resourceVersion","value":"7"},)"
+                        R"({"op":"add","path":"/metadata/finalizers","value":["bad name"]}])"));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, ErrorKind::kInvalid) << r.error().message;
 }
 
 TEST_F(KubeTransport, InternalErrorIsNotRetriedForPost) {

@@ -1,12 +1,16 @@
 // The restarts reconciler's engine decisions: the decision cache returns what the engine
 // decided for the same revision configuration and pod, misses when either changes, and keeps
-// only what the last pass used. And the view a pass takes from the informer stores.
+// only what the last pass used. The view a pass takes from the informer stores. And passes
+// against a scripted apiserver whose informer stores lag behind the restarts they start.
 #include "reconcilers/restarts.hpp"
 
 #include <gtest/gtest.h>
 
 #include "api/json.hpp"
 #include "operator/inject/builtin.hpp"
+#include "operator/metrics/registry.hpp"
+#include "test/unit/kube/fake_apiserver.hpp"
+#include "test/unit/restart/fixtures.hpp"
 
 namespace meshop::reconcilers {
 namespace {
@@ -192,6 +196,205 @@ TEST(RestartsCache, ViewFromStoresSharesFiltersAndOrdersAsAList) {
 
   cache.nodes = nullptr;
   EXPECT_FALSE(cluster_view_from(cache, c).ok());
+}
+
+// One Deployment (apps/web, its ReplicaSet and pod on the default revision) in a namespace
+// relabelled to the canary revision, whose IstioOperator restarts automatically; the stores a
+// `meshop run` pass reads, and a scripted apiserver that takes the restart and status patches.
+class RestartsPass : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    namespaces_.replace(docs({R"({"kind":"Namespace","metadata":{"name":"apps",
+        "labels":{"istio.io/rev":"canary"}}})"}));
+    webhooks_.replace(
+        docs({restart::configuration("istio-sidecar-injector", "default", "default", true),
+              restart::configuration("istio-sidecar-injector-canary", "canary", "canary", false)}));
+    iops_.replace(docs({R"({"apiVersion":"install.istio.io/v1alpha1","kind":"IstioOperator",
+        "metadata":{"namespace":"istio-system","name":"canary"},
+        "spec":{"revision":"canary","restarts":{"mode":"Auto","maxConcurrent":1,
+          "minInterval":"0s","rolloutTimeout":"2m"}},"status":{"status":"HEALTHY"}})"}));
+    deployments_.replace(docs({web(1, "")}));
+    replica_sets_.replace(docs({R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{
+        "namespace":"apps","name":"web-1","uid":"rs-uid","ownerReferences":[{"apiVersion":"apps/v1",
+        "kind":"Deployment","name":"web","uid":"web-uid","controller":true}]},"spec":{}})"}));
+    rapidjson::Document pod = json(restart::pod("web-1-a", "default"));
+    auto& a = pod.GetAllocator();
+    pod.AddMember("kind", "Pod", a);
+    pod["metadata"].AddMember("namespace", "apps", a);
+    pod["metadata"].AddMember("uid", "pod-uid", a);
+    rapidjson::Value refs;
+    refs.CopyFrom(json(R"([{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-1",
+        "uid":"rs-uid","controller":true}])"),
+                  a);
+    pod["metadata"].AddMember("ownerReferences", refs, a);
+    std::vector<rapidjson::Document> pods;
+    pods.push_back(std::move(pod));
+    pods_.replace(std::move(pods));
+    pdbs_.replace(docs({}));
+    std::vector<rapidjson::Document> cms;
+    for (const char* name : {"istio-sidecar-injector", "istio-sidecar-injector-canary"}) {
+      inject::SnapshotSources src = inject::builtin_sources();
+      rapidjson::Document cm = json(R"({"kind":"ConfigMap","metadata":{"namespace":"istio-system"},
+          "data":{}})");
+      auto& ca = cm.GetAllocator();
+      cm["metadata"].AddMember("name", rapidjson::Value(name, ca), ca);
+      cm["data"].AddMember("config", rapidjson::Value(src.config.c_str(), ca), ca);
+      cm["data"].AddMember("values", rapidjson::Value(src.values.c_str(), ca), ca);
+      cms.push_back(std::move(cm));
+    }
+    config_maps_.replace(std::move(cms));
+    nodes_.replace(docs({}));
+    for (runtime::Store* s : {&deployments_, &replica_sets_, &empty_})
+      cache_.workloads.push_back(s);
+    empty_.replace(docs({}));
+    cache_.namespaces = &namespaces_;
+    cache_.webhook_configurations = &webhooks_;
+    cache_.istio_operators = &iops_;
+    cache_.deployments = &deployments_;
+    cache_.pods = &pods_;
+    cache_.pod_disruption_budgets = &pdbs_;
+    cache_.config_maps = &config_maps_;
+    cache_.nodes = &nodes_;
+
+    server_.handler = [this](const kube::fake::Exchange& ex) {
+      using kube::fake::response;
+      if (ex.method == "GET" && ex.target == "/apis/install.istio.io/v1alpha1")
+        return kube::fake::Script{{response(200, R"({"kind":"APIResourceList",
+            "groupVersion":"install.istio.io/v1alpha1","resources":[{"name":"istiooperators",
+            "kind":"IstioOperator","namespaced":true}]})")}};
+      if (ex.method == "PATCH" && ex.target == "/apis/apps/v1/namespaces/apps/deployments/web") {
+        ++restart_patches_;
+        last_restart_patch_ = ex.body;
+        ++generation_;
+        return kube::fake::Script{{response(200, web(generation_, ex.body))}};
+      }
+      if (ex.method == "PATCH" &&
+          ex.target ==
+              "/apis/install.istio.io/v1alpha1/namespaces/istio-system/istiooperators/"
+              "canary/status")
+        return kube::fake::Script{{response(200, R"({"kind":"IstioOperator"})")}};
+      return kube::fake::Script{{response(404, R"({"kind":"Status","reason":"NotFound","code":404,
+          "message":"not scripted"})")}};
+    };
+    kube::Config cfg;
+    cfg.server = "https://127.0.0.1:" + std::to_string(server_.port());
+    cfg.ca_pem = kube::fake::TestCert::get().cert;
+    kube::ClientOptions opts;
+    opts.qps = 0;
+    auto c = kube::Client::create(io_.get_executor(), cfg, opts);
+    ASSERT_TRUE(c) << c.error().message;
+    client_ = *c;
+  }
+
+  // The Deployment at `generation`; with the template annotations of `restart_patch` (the
+  // strategic-merge patch of a restart) when given.
+  static std::string web(std::int64_t generation, const std::string& restart_patch) {
+    std::string annotations = "{}";
+    if (!restart_patch.empty()) {
+      rapidjson::Document p = json(restart_patch);
+      annotations = api::to_json(p["spec"]["template"]["metadata"]["annotations"]);
+    }
+    return R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"namespace":"apps",
+        "name":"web","uid":"web-uid","generation":)" +
+           std::to_string(generation) + R"(},"spec":{"replicas":1,"template":{"metadata":{
+        "annotations":)" +
+           annotations + R"(},"spec":{"containers":[{"name":"app","image":"app:1"}]}}},
+        "status":{"observedGeneration":)" +
+           std::to_string(generation) + R"(,"replicas":1,"updatedReplicas":1,
+        "availableReplicas":1}})";
+  }
+
+  std::unique_ptr<RestartsReconciler> reconciler() {
+    RestartsConfig c = config();
+    c.cache = &cache_;
+    return std::make_unique<RestartsReconciler>(client_, c, &registry_, nullptr,
+                                                [this] { return now_; });
+  }
+
+  api::Result<PassReport> pass(RestartsReconciler& r) {
+    std::optional<api::Result<PassReport>> out;
+    auto run = [&]() -> kube::Task<void> { out.emplace(co_await r.pass(true)); };
+    boost::asio::co_spawn(io_, run(), [](std::exception_ptr e) {
+      if (e) std::rethrow_exception(e);
+    });
+    while (!out)
+      io_.run_one();
+    return std::move(*out);
+  }
+
+  std::string started_total() const {
+    const std::string text = registry_.expose();
+    const std::string series =
+        R"(meshop_restarts_total{reason="RevisionChanged",result="started"} )";
+    auto at = text.find(series);
+    if (at == std::string::npos) return "absent";
+    at += series.size();
+    return text.substr(at, text.find('\n', at) - at);
+  }
+
+  boost::asio::io_context io_;
+  kube::fake::FakeApiServer server_{io_};
+  std::shared_ptr<kube::Client> client_;
+  metrics::Registry registry_;
+  runtime::Store namespaces_, webhooks_, iops_, deployments_, replica_sets_, empty_, pods_, pdbs_,
+      config_maps_, nodes_;
+  RestartsCache cache_;
+  std::chrono::system_clock::time_point now_ = std::chrono::system_clock::now();
+  int restart_patches_ = 0;
+  std::string last_restart_patch_;
+  std::int64_t generation_ = 1;
+};
+
+// The informer delivers the restarted Deployment after the next pass has begun (its watch
+// stream behind the IstioOperator's, whose status the first pass wrote): that pass sees the
+// old copy, without the cause record, and must not restart the Deployment again.
+TEST_F(RestartsPass, ARestartTheStoreDoesNotShowYetIsInProgressNotStartedAgain) {
+  auto r = reconciler();
+  auto first = pass(*r);
+  ASSERT_TRUE(first.ok()) << first.message();
+  ASSERT_EQ(first->started, (std::vector<std::string>{"Deployment/apps/web"}));
+  ASSERT_EQ(restart_patches_, 1);
+  EXPECT_NE(last_restart_patch_.find("RevisionChanged/canary"), std::string::npos);
+  EXPECT_EQ(started_total(), "1");
+
+  now_ += std::chrono::seconds(1);  // another second: a second patch would roll the pods again
+  auto second = pass(*r);
+  ASSERT_TRUE(second.ok()) << second.message();
+  EXPECT_TRUE(second->started.empty()) << "restarted twice: " << second->started[0];
+  EXPECT_EQ(restart_patches_, 1);
+  EXPECT_EQ(started_total(), "1");
+  ASSERT_EQ(second->progressing.size(), 1u);
+  EXPECT_EQ(second->progressing[0].key, "Deployment/apps/web");
+  ASSERT_EQ(second->plan.size(), 1u);
+  EXPECT_EQ(second->plan[0].action, restart::Action::kInProgress) << second->plan[0].why;
+
+  // The store catches up: in progress by the template's cause record, still no second start.
+  deployments_.apply(json(web(generation_, last_restart_patch_)));
+  now_ += std::chrono::seconds(1);
+  auto third = pass(*r);
+  ASSERT_TRUE(third.ok()) << third.message();
+  EXPECT_TRUE(third->started.empty());
+  EXPECT_EQ(restart_patches_, 1);
+  EXPECT_EQ(started_total(), "1");
+  ASSERT_EQ(third->plan.size(), 1u);
+  EXPECT_EQ(third->plan[0].action, restart::Action::kInProgress) << third->plan[0].why;
+}
+
+// The memory is bounded by the policy's rolloutTimeout: a store that never shows the restart
+// (say, the template's record removed before the informer saw it) lets the cluster decide again.
+TEST_F(RestartsPass, ARestartNeverShownIsForgottenAfterTheRolloutTimeout) {
+  auto r = reconciler();
+  ASSERT_TRUE(pass(*r).ok());
+  ASSERT_EQ(restart_patches_, 1);
+  now_ += std::chrono::seconds(119);
+  ASSERT_TRUE(pass(*r).ok());
+  EXPECT_EQ(restart_patches_, 1);
+  now_ += std::chrono::seconds(1);
+  auto later = pass(*r);
+  ASSERT_TRUE(later.ok()) << later.message();
+  EXPECT_EQ(later->started, (std::vector<std::string>{"Deployment/apps/web"}));
+  EXPECT_EQ(restart_patches_, 2);
+  EXPECT_EQ(started_total(), "2");
 }
 
 }  // namespace
