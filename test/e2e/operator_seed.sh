@@ -115,7 +115,8 @@ spec:
     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 YAML
 nad_crd=1
-kubectl wait --for=condition=Established crd/network-attachment-definitions.k8s.cni.cncf.io --timeout=30s >/dev/null
+wait_for 60 "CRD network-attachment-definitions.k8s.cni.cncf.io Established" \
+  kubectl wait --for=condition=Established crd/network-attachment-definitions.k8s.cni.cncf.io --timeout=10s
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: install.istio.io/v1alpha1
 kind: IstioOperator
