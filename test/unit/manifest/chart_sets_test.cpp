@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -103,6 +104,33 @@ TEST(ChartSets, BothVersionsAreBundledAsTheTableSays) {
       EXPECT_NE(std::find(profiles.begin(), profiles.end(), p), profiles.end())
           << s->version << " profile " << p;
   }
+}
+
+// The CRD's spec.version enum is the bundled versions, newest first, as the table lists them:
+// a version added to manifests/versions.yaml but not to crd/istiooperator.yaml (or the other
+// way round) would be refused by the apiserver or accepted and then fail to render.
+TEST(ChartSets, CrdVersionEnumIsTheBundledVersions) {
+  std::ifstream in(std::string(MESHOP_SOURCE_DIR) + "/crd/istiooperator.yaml");
+  ASSERT_TRUE(in) << "crd/istiooperator.yaml";
+  std::stringstream text;
+  text << in.rdbuf();
+  auto crd = api::yaml_to_json(text.str());
+  ASSERT_TRUE(crd.ok()) << crd.message();
+  const api::Value* versions = api::find(*crd, "/spec/versions");
+  ASSERT_TRUE(versions != nullptr && versions->IsArray() && !versions->Empty());
+  std::vector<std::string> bundled;
+  for (const ChartSet& s : chart_sets())
+    bundled.push_back(s.version);
+  for (const api::Value& v : versions->GetArray()) {
+    const api::Value* e =
+        api::find(v, "/schema/openAPIV3Schema/properties/spec/properties/version/enum");
+    ASSERT_TRUE(e != nullptr && e->IsArray()) << api::string_at(v, {"name"}) << ": no enum";
+    std::vector<std::string> listed;
+    for (const api::Value& x : e->GetArray())
+      listed.push_back(x.IsString() ? x.GetString() : "(not a string)");
+    EXPECT_EQ(listed, bundled) << api::string_at(v, {"name"});
+  }
+  EXPECT_EQ(bundled.front(), default_chart_set().version) << "the default is the newest";
 }
 
 TEST(ChartSets, EveryChartLoadsFromTheBinaryAsFromTheModuleCache) {
