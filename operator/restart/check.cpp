@@ -342,8 +342,11 @@ api::Result<CheckReport> check(const ClusterView& view, const std::vector<PlanEn
   } else if (!entries.empty()) {
     r.why = !prevented_by.empty()
                 ? prevented_by
-                : "no injector webhook selects it (namespace labels: " +
-                      (ns_labels != nullptr ? api::to_json(*ns_labels) : "{}") + ")";
+                : "no injector webhook selects it (namespace labels " +
+                      (ns_labels != nullptr ? api::to_json(*ns_labels) : std::string("{}")) +
+                      ", pod labels " +
+                      (probe_labels != nullptr ? api::to_json(*probe_labels) : std::string("{}")) +
+                      "); each webhook's reason is listed";
   } else {
     r.why = "no injector webhook exists";
   }
