@@ -16,6 +16,7 @@ using Op = api::LabelSelector::Operator;
 constexpr std::string_view kInjectionLabel = "istio-injection";
 constexpr std::string_view kRevisionLabel = "istio.io/rev";
 constexpr std::string_view kDataplaneModeLabel = "istio.io/dataplane-mode";
+constexpr std::string_view kNameLabel = "kubernetes.io/metadata.name";
 constexpr std::string_view kDeactivatedLabel = "istio.io/deactivated";  // istioctl's NeverMatch
 
 std::optional<std::string> label(const rapidjson::Value* labels, std::string_view key) {
@@ -53,15 +54,26 @@ bool negative(Op op) {
 }
 
 // Whether `selector` matches `labels`, and (when it does) the first label an In/NotIn
-// requirement looked at, "key=value": the label that made the difference, for people.
-std::pair<bool, std::string> matched_label(const api::LabelSelector& selector,
-                                           const rapidjson::Value* labels) {
-  if (!selector.matches(labels)) return {false, ""};
+// requirement looked at, "key=value": the label that made the difference, for people. The
+// label the apiserver sets on every namespace (kubernetes.io/metadata.name) is named only when
+// no other one is, and flagged as automatic injection only under NotIn (Istio's `auto.` entry,
+// enableNamespacesByDefault); under In it is a list of namespaces the entry is limited to.
+struct Matched {
+  bool matched = false;
+  std::string label;
+  bool automatic = false;  // the label is kubernetes.io/metadata.name under NotIn
+};
+Matched matched_label(const api::LabelSelector& selector, const rapidjson::Value* labels) {
+  if (!selector.matches(labels)) return {};
+  Matched fallback{true, "", false};
   for (const Requirement& r : selector.requirements()) {
     if (!positive(r.op) && !negative(r.op)) continue;
-    if (auto v = label(labels, r.key)) return {true, r.key + "=" + *v};
+    auto v = label(labels, r.key);
+    if (!v) continue;
+    if (r.key != kNameLabel) return {true, r.key + "=" + *v, false};
+    if (fallback.label.empty()) fallback = {true, r.key + "=" + *v, negative(r.op)};
   }
-  return {true, ""};
+  return fallback;
 }
 
 bool deactivated(const api::LabelSelector& s) {
@@ -82,21 +94,20 @@ WebhookVerdict explain(const std::vector<const InjectorEntry*>& hooks,
   v.tag = hooks.front()->tag;
   *prevented = false;
   for (const InjectorEntry* e : hooks) {
-    auto [ns_match, ns_label] = matched_label(e->namespace_selector, ns_labels);
-    auto [pod_match, pod_label] = matched_label(e->object_selector, pod_labels);
+    const Matched ns = matched_label(e->namespace_selector, ns_labels);
+    const Matched obj = matched_label(e->object_selector, pod_labels);
+    const bool ns_match = ns.matched, pod_match = obj.matched;
     if (ns_match && pod_match) {
       v.injects = true;
       v.entry = e->entry;
-      if (!ns_label.empty() && !pod_label.empty())
+      if (!ns.label.empty() && !obj.label.empty())
         v.reason =
-            "Namespace label " + ns_label + " matches, and pod label " + pod_label + " matches";
-      else if (!ns_label.empty())
-        v.reason = "Namespace label " + ns_label + " matches" +
-                   (ns_label.starts_with("kubernetes.io/metadata.name")
-                        ? " (automatic injection is enabled in all namespaces)"
-                        : "");
-      else if (!pod_label.empty())
-        v.reason = "Pod label " + pod_label + " matches";
+            "Namespace label " + ns.label + " matches, and pod label " + obj.label + " matches";
+      else if (!ns.label.empty())
+        v.reason = "Namespace label " + ns.label + " matches" +
+                   (ns.automatic ? " (automatic injection is enabled in all namespaces)" : "");
+      else if (!obj.label.empty())
+        v.reason = "Pod label " + obj.label + " matches";
       else
         v.reason = "Namespace and pod labels match entry " + e->entry;
       return v;
@@ -123,7 +134,7 @@ WebhookVerdict explain(const std::vector<const InjectorEntry*>& hooks,
   std::vector<std::string> ns_wanted, pod_wanted;
   auto wanted = [](const api::LabelSelector& s, std::vector<std::string>& out) {
     for (const Requirement& r : s.requirements()) {
-      if (!positive(r.op)) continue;
+      if (!positive(r.op) || r.key == kNameLabel) continue;
       for (const std::string& value : r.values) {
         std::string kv = r.key + "=" + value;
         if (std::find(out.begin(), out.end(), kv) == out.end()) out.push_back(kv);

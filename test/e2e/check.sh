@@ -75,7 +75,8 @@ expect_rc 0 "injected namespace"
 [ "$(field 'r["injected"], r["revision"], r["webhookEntry"]')" = \
   "(True, 'default', 'namespace.sidecar-injector.istio.io')" ] ||
   fail "injected namespace: $(field 'r["injected"], r["revision"], r["webhookEntry"]')"
-[ "$(field 'r["reason"]')" != "" ] || fail "no reason given"
+field 'r["reason"]' | grep -q "Namespace label istio-injection=enabled matches" ||
+  fail "reason: $(field 'r["reason"]')"
 [ "$(codes)" = "" ] || fail "injected namespace has findings: $(codes)"
 [ "$(field '[(w["name"], w["verdict"], w["sidecars"]) for w in r["workloads"]]')" = \
   "[('web', 'UpToDate', ['default'])]" ] || fail "workloads: $(field 'r["workloads"]')"

@@ -300,6 +300,43 @@ TEST_F(Check, NoInjectorWebhooksIsAnError) {
   EXPECT_FALSE(r->ok());
 }
 
+TEST_F(Check, AutoEntryIsAutomaticInjectionButANamespaceListIsNot) {
+  // enableNamespacesByDefault: Istio's auto. entry.
+  rapidjson::Document& mwc = view_.webhook_configurations.edit(0);
+  rapidjson::Document hook = parse(
+      entry("auto.sidecar-injector.istio.io",
+            expr("istio-injection", "DoesNotExist") + "," + expr("istio.io/rev", "DoesNotExist") +
+                "," + expr("kubernetes.io/metadata.name", "NotIn", R"("kube-system")"),
+            expr("sidecar.istio.io/inject", "DoesNotExist") + "," +
+                expr("istio.io/rev", "DoesNotExist")));
+  rapidjson::Value copy;
+  copy.CopyFrom(hook, mwc.GetAllocator());
+  mwc["webhooks"].PushBack(copy, mwc.GetAllocator());
+  add_namespace("plain", R"({"kubernetes.io/metadata.name":"plain"})");
+  auto r = run("plain");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->injected);
+  EXPECT_EQ(r->entry, "auto.sidecar-injector.istio.io");
+  EXPECT_EQ(row(*r, "istio-sidecar-injector").reason,
+            "Namespace label kubernetes.io/metadata.name=plain matches (automatic injection is "
+            "enabled in all namespaces)");
+  EXPECT_EQ(find(*r, "NamespaceNotInjected"), nullptr);
+
+  // Entries limited to a list of namespaces name the injection label, not the list.
+  view_.webhook_configurations.clear();
+  view_.webhook_configurations.push_back(
+      parse(R"({"metadata":{"name":"limited","labels":{"istio.io/rev":"default"}},"webhooks":[)" +
+            entry("namespace.sidecar-injector.istio.io",
+                  expr("kubernetes.io/metadata.name", "In", R"("demo")") + "," +
+                      expr("istio-injection", "In", R"("enabled")"),
+                  expr("sidecar.istio.io/inject", "NotIn", R"("false")")) +
+            "]}"));
+  add_namespace("demo", R"({"kubernetes.io/metadata.name":"demo","istio-injection":"enabled"})");
+  r = run("demo");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(row(*r, "limited").reason, "Namespace label istio-injection=enabled matches");
+}
+
 TEST_F(Check, DeactivatedWebhookSaysSo) {
   view_.webhook_configurations.push_back(parse(R"({"metadata":{"name":"istio-sidecar-injector-old",
     "labels":{"istio.io/rev":"old"}},"webhooks":[{"name":"rev.namespace.sidecar-injector.istio.io",
