@@ -386,7 +386,9 @@ api::Result<CheckReport> check(const ClusterView& view, const std::vector<PlanEn
     if (!injection && !ns_revision) unknown(label(probe_labels, kRevisionLabel), "pod");
   }
 
-  if (!injection && !ns_revision && !r.injected && (target.pod.empty() || !r.pod_injected))
+  // (Not with no webhooks at all: labelling the namespace would not help.)
+  if (!injection && !ns_revision && !r.injected && !entries.empty() &&
+      (target.pod.empty() || !r.pod_injected))
     findings.push_back({Severity::kInfo, "IST0102", "NamespaceNotInjected", ns_ref,
                         "The namespace is not enabled for Istio injection. Run 'kubectl label "
                         "namespace " +

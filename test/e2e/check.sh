@@ -10,7 +10,8 @@
 #     1.0.1, its Deployment's pod runs 1.0.0: IST0158 naming the pod, the restart action of
 #     `meshop restart plan` (WouldRestart: the default policy is DryRun), exit 1; the pod check too;
 #   - a tag configuration that injects istio-injection=enabled namespaces a second time: IST0139;
-#   - an unknown namespace or pod: a clear error and exit 3; a bad flag: exit 2.
+#   - an unknown namespace or pod: a clear error and exit 3; a bad flag: exit 2;
+#   - no injector webhook configuration left: NoInjectionWebhooks, exit 1.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 : "${MESHOP_BIN:?}" "${MESHOP_SOURCE_DIR:?}"
@@ -145,5 +146,17 @@ expect_rc 3 "unknown pod"
 grep -q "pod \"no-such-pod\" not found in namespace \"$ns_inj\"" "$work/err.txt" || fail "unknown pod message"
 check -n "$ns_inj" --output yaml
 expect_rc 2 "bad flag"
+
+# No injector webhook at all (when no other test left one behind): an Error finding, exit 1.
+kubectl delete mutatingwebhookconfiguration "${mwcs[@]}" --ignore-not-found >/dev/null
+mwcs=()
+if [ -z "$(kubectl get mutatingwebhookconfigurations -l istio.io/rev -o name)" ]; then
+  check -n "$ns_plain"
+  expect_rc 1 "no webhooks"
+  [ "$(codes)" = "Error:NoInjectionWebhooks" ] || fail "no webhooks findings: $(codes)"
+  echo "--- no injector webhook: NoInjectionWebhooks, exit 1"
+else
+  echo "--- skipped the no-webhook check: other injector configurations exist"
+fi
 
 echo "PASS: meshop check"

@@ -289,7 +289,7 @@ TEST_F(Check, RevisionWithoutEngineIsAnError) {
 
 TEST_F(Check, NoInjectorWebhooksIsAnError) {
   view_.webhook_configurations.clear();
-  add_namespace("demo", R"({"istio-injection":"enabled"})");
+  add_namespace("demo", "{}");
   auto r = run("demo");
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->injected);
@@ -297,6 +297,7 @@ TEST_F(Check, NoInjectorWebhooksIsAnError) {
   const Finding* f = find(*r, "NoInjectionWebhooks");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kError);
+  EXPECT_EQ(r->findings.size(), 1u);
   EXPECT_FALSE(r->ok());
 }
 
