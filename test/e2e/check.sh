@@ -11,7 +11,10 @@
 #     `meshop restart plan` (WouldRestart: the default policy is DryRun), exit 1; the pod check too;
 #   - a tag configuration that injects istio-injection=enabled namespaces a second time: IST0139;
 #   - an unknown namespace or pod: a clear error and exit 3; a bad flag: exit 2;
-#   - no injector webhook configuration left: NoInjectionWebhooks, exit 1.
+#   - no injector webhook configuration left: NoInjectionWebhooks, exit 1;
+#   - upstream's own webhook configurations (the chart, as `meshop manifest generate` renders
+#     it) and a tag's (`meshop tag generate`): istio-injection=enabled, istio.io/rev=<tag>,
+#     istio-injection=disabled and both labels give Istio's verdicts, and never IST0139.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 : "${MESHOP_BIN:?}" "${MESHOP_SOURCE_DIR:?}"
@@ -158,5 +161,53 @@ if [ -z "$(kubectl get mutatingwebhookconfigurations -l istio.io/rev -o name)" ]
 else
   echo "--- skipped the no-webhook check: other injector configurations exist"
 fi
+
+# Istio's own webhook configurations: upstream's chart rendered by `meshop manifest generate`
+# (the rl_configmaps renders above) and a tag's from `meshop tag generate`, the selectors
+# real users have. Nothing creates pods meanwhile (their service istiod does not exist).
+for rev in default canary; do
+  kubectl create --dry-run=client -o json -f "$work/manifest-$rev.yaml" | python3 -c '
+import json, sys
+text, items, dec, i = sys.stdin.read(), [], json.JSONDecoder(), 0
+while i < len(text):
+    if text[i].isspace(): i += 1; continue
+    obj, i = dec.raw_decode(text, i)
+    items += obj.get("items", [obj]) if obj.get("kind") == "List" else [obj]
+mwc = [o for o in items if o.get("kind") == "MutatingWebhookConfiguration"]
+assert len(mwc) == 1, len(mwc)
+mwc[0]["metadata"]["name"] += "-" + sys.argv[1]
+print(json.dumps(mwc[0]))' "e2e-$id" > "$work/upstream-$rev.json"
+  kubectl apply -f "$work/upstream-$rev.json" >/dev/null
+  mwcs+=("$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["metadata"]["name"])' "$work/upstream-$rev.json")")
+done
+"$MESHOP_BIN" tag generate prod --revision canary > "$work/tag-prod.yaml"
+kubectl apply -f "$work/tag-prod.yaml" >/dev/null
+mwcs+=("$(kubectl create --dry-run=client -f "$work/tag-prod.yaml" -o jsonpath='{.metadata.name}')")
+kubectl label namespace "$ns_plain" istio.io/rev=prod >/dev/null
+kubectl label namespace "$ns_stale" --overwrite istio-injection=disabled >/dev/null
+
+check -n "$ns_inj"
+[ "$(field 'r["injected"], r["revision"], r["webhookEntry"]')" = \
+  "(True, 'default', 'namespace.sidecar-injector.istio.io')" ] ||
+  fail "upstream webhooks, istio-injection=enabled: $(field 'r["revision"], r["webhookEntry"]')"
+check -n "$ns_plain"
+[ "$(field 'r["injected"], r["revision"], r["tag"], r["webhookEntry"]')" = \
+  "(True, 'canary', 'prod', 'rev.namespace.sidecar-injector.istio.io')" ] ||
+  fail "tag prod: $(field 'r["revision"], r["tag"], r["webhookEntry"]')"
+check -n "$ns_stale"
+[ "$(field 'r["injected"], r["reason"]')" = \
+  "(False, 'Namespace has istio-injection=disabled label, preventing injection')" ] ||
+  fail "istio-injection=disabled: $(field 'r["reason"]')"
+[ "$(field '[(w["reason"], w["action"]) for w in r["workloads"]]')" = \
+  "[('InjectionDisabled', 'WouldRestart')]" ] || fail "disabled namespace: $(field 'r["workloads"]')"
+check -n "$ns_conflict"
+[ "$(field 'r["revision"]')" = default ] || fail "istio-injection should win over istio.io/rev"
+# Istio's selectors make at most one entry match, whatever the labels: no IST0139 anywhere.
+for ns in "${namespaces[@]}"; do
+  check -n "$ns"
+  if codes | grep -q IST0139; then fail "$ns: upstream webhooks overlap: $(codes)"; fi
+done
+"$MESHOP_BIN" check -n "$ns_plain" > "$work/table.txt" || true
+echo "--- meshop check -n $ns_plain (upstream webhooks, tag prod)"; cat "$work/table.txt"
 
 echo "PASS: meshop check"
