@@ -245,7 +245,9 @@ api::Result<CheckReport> check(const ClusterView& view, const std::vector<PlanEn
     configs.PushBack(copy, configs.GetAllocator());
   }
   std::vector<InjectorEntry> entries;
+  bool unparsed = false;
   if (auto parsed = injector_entries(configs); !parsed) {
+    unparsed = true;
     findings.push_back({Severity::kError, "IST0139", "InvalidWebhook",
                         "MutatingWebhookConfiguration", parsed.message()});
   } else {
@@ -359,7 +361,8 @@ api::Result<CheckReport> check(const ClusterView& view, const std::vector<PlanEn
                       (probe_labels != nullptr ? api::to_json(*probe_labels) : std::string("{}")) +
                       "); each webhook's reason is listed";
   } else {
-    r.why = "no injector webhook exists";
+    r.why = unparsed ? "the injector webhook configurations do not parse (see the findings)"
+                     : "no injector webhook exists";
   }
   if (route.overlap())
     findings.push_back({Severity::kError, "IST0139", "InvalidWebhook", probe_ref,
@@ -414,10 +417,12 @@ api::Result<CheckReport> check(const ClusterView& view, const std::vector<PlanEn
   if (route.overlap()) overlaps_reported.insert(entry_names(route.matched));
   for (const PlanEntry& e : plan) {
     if (e.plan.ns != target.ns) continue;
-    const std::string key = key_of(e.plan.kind, e.plan.ns, e.plan.name);
+    // A Pod read without TypeMeta plans with an empty kind.
+    const std::string kind = e.plan.kind.empty() ? "Pod" : e.plan.kind;
+    const std::string key = key_of(kind, e.plan.ns, e.plan.name);
     if (pod != nullptr && key != only_key) continue;
     WorkloadVerdict w;
-    w.kind = e.plan.kind;
+    w.kind = kind;
     w.name = e.plan.name;
     std::set<std::string> sidecars;
     for (const rapidjson::Value* p : pods_of[key]) {
@@ -435,15 +440,15 @@ api::Result<CheckReport> check(const ClusterView& view, const std::vector<PlanEn
     w.stale_pods = e.plan.stale_pods;
     r.workloads.push_back(std::move(w));
 
-    const std::string object = e.plan.kind + "/" + e.plan.ns + "/" + e.plan.name;
+    const std::string object = kind + "/" + e.plan.ns + "/" + e.plan.name;
     // Its own labels may route it elsewhere than the namespace's probe.
     const rapidjson::Value* w_object = nullptr;
-    for (const auto& o : e.plan.kind == "Pod" ? view.pods : view.workloads)
-      if (kind_of(o) == e.plan.kind && api::string_at(o, {"metadata", "name"}) == e.plan.name &&
+    for (const auto& o : kind == "Pod" ? view.pods : view.workloads)
+      if (kind_of(o) == kind && api::string_at(o, {"metadata", "name"}) == e.plan.name &&
           api::string_at(o, {"metadata", "namespace"}) == e.plan.ns)
         w_object = &o;
     if (w_object != nullptr && pod == nullptr) {
-      if (const rapidjson::Value* tmpl = pod_template(*w_object, e.plan.kind)) {
+      if (const rapidjson::Value* tmpl = pod_template(*w_object, kind)) {
         Route wr = restart::route(entries, ns_labels, api::find(*tmpl, "/metadata/labels"));
         if (wr.overlap() && overlaps_reported.insert(entry_names(wr.matched)).second)
           findings.push_back(

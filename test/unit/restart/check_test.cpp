@@ -350,6 +350,39 @@ TEST_F(Check, DeactivatedWebhookSaysSo) {
             "The injection webhook is deactivated, and will never match labels");
 }
 
+TEST_F(Check, BarePodIsItsOwnWorkloadAndNeedsAManualRestart) {
+  add_namespace("old", R"({"istio-injection":"enabled"})");
+  // As the CLI lists pods: with their kind set (load_cluster_view).
+  rapidjson::Document lonely =
+      with_meta(pod("lonely", "default", "hub/proxyv2:0.9"), "old", "u-lonely");
+  lonely.AddMember("kind", "Pod", lonely.GetAllocator());
+  view_.pods.push_back(std::move(lonely));
+  auto r = run("old", "lonely");
+  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_EQ(r->workloads.size(), 1u);
+  EXPECT_EQ(r->workloads[0].kind, "Pod");
+  EXPECT_EQ(r->workloads[0].action, Action::kManual);
+  const Finding* f = find(*r, "PodsIstioProxyImageMismatch");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("meshop restart: ManualRestartNeeded"), std::string::npos)
+      << f->message;
+}
+
+TEST_F(Check, SelectorThatDoesNotParseIsIST0139) {
+  view_.webhook_configurations.push_back(parse(R"({"metadata":{"name":"broken",
+    "labels":{"istio.io/rev":"x"}},"webhooks":[{"name":"rev.namespace.sidecar-injector.istio.io",
+    "namespaceSelector":{"matchExpressions":[{"key":"a","operator":"In"}]}}]})"));
+  add_namespace("demo", "{}");
+  auto r = run("demo");
+  ASSERT_TRUE(r.ok());
+  const Finding* f = find(*r, "InvalidWebhook");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->code, "IST0139");
+  EXPECT_NE(f->message.find("broken"), std::string::npos) << f->message;
+  EXPECT_NE(r->why.find("do not parse"), std::string::npos);
+  EXPECT_FALSE(r->ok());
+}
+
 TEST_F(Check, UnknownNamespaceOrPodIsAnError) {
   add_namespace("demo", "{}");
   auto ns = run("nope");
