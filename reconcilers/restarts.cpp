@@ -405,10 +405,10 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
     loaded = co_await load_cluster_view(client_, config_);
   if (!loaded) co_return loaded.error();
   restart::ClusterView& view = *loaded;
-  Engines engines = build_engines(view, config_);
+  auto engines = std::make_shared<const Engines>(build_engines(view, config_));
 
   PassReport report;
-  report.engine_errors = engines.errors;
+  report.engine_errors = engines->errors;
   for (const auto& iop : view.istio_operators)
     report.istio_operators.push_back(api::string_at(iop, {"metadata", "namespace"}) + "/" +
                                      api::string_at(iop, {"metadata", "name"}));
@@ -419,7 +419,7 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
                 [&](const auto& kv) { return now - kv.second.at > std::chrono::hours(24); });
   plan_options.last_restarts = evict_restarts_;
   decisions_.begin_pass();
-  report.plan = restart::plan_cluster(view, engines.desired(&decisions_), now, plan_options);
+  report.plan = restart::plan_cluster(view, engines->desired(&decisions_), now, plan_options);
   // Restarts this process started that the store does not show yet are in progress, whatever
   // the store's older copy of the workload says (unseen_restarts_).
   std::set<std::string> unseen;
@@ -688,6 +688,8 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
     auto status = co_await report_status(report);
     if (!status) co_return status.error();
   }
+  report.engines = std::move(engines);
+  report.view = std::make_shared<const restart::ClusterView>(std::move(view));
   co_return report;
 }
 

@@ -148,6 +148,10 @@ struct PassReport {
   std::string pause_reason;
   std::map<std::string, std::string> engine_errors;  // revision → why it has no engine
   std::vector<std::string> istio_operators;          // "<namespace>/<name>" of every one seen
+  // What the plan was computed from (`meshop check` explains it): the view as read, and the
+  // revisions' engines (engines->desired() answers for any pod built in that view).
+  std::shared_ptr<const restart::ClusterView> view;
+  std::shared_ptr<const Engines> engines;
 };
 
 class RestartsReconciler {

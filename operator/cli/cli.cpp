@@ -132,6 +132,7 @@ int run(std::span<const std::string> args, std::ostream& out, std::ostream& err)
   add_profile_command(root, ctx);
   add_run_command(root, ctx);
   add_restart_command(root, ctx);
+  add_check_command(root, ctx);
   add_tag_command(root, ctx);
   add_planned(root, ctx);
 

@@ -1,5 +1,6 @@
 #include "operator/cli/cluster.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "api/json.hpp"
@@ -61,6 +62,21 @@ boost::asio::awaitable<void> detect_native_sidecars(std::shared_ptr<kube::Client
   for (const auto& n : items->value.GetArray()) {
     auto v = api::string_at(n, {"status", "nodeInfo", "kubeletVersion"});
     if (!v.empty()) sources->node_kubelet_versions.push_back(v);
+  }
+}
+
+void write_table(const std::vector<std::vector<std::string>>& rows, std::ostream& out) {
+  if (rows.empty()) return;
+  std::vector<std::size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i + 1 < row.size(); ++i)
+      width[i] = std::max(width[i], row[i].size());
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      out << row[i];
+      if (i + 1 < row.size()) out << std::string(width[i] - row[i].size() + 3, ' ');
+    }
+    out << '\n';
   }
 }
 

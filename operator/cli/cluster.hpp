@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -37,6 +38,10 @@ std::optional<inject::NativeSidecars> native_sidecars_setting(const std::string&
 // nodes cannot be listed, native sidecars are turned off (with a warning), as without a cluster.
 boost::asio::awaitable<void> detect_native_sidecars(std::shared_ptr<kube::Client> client,
                                                     inject::SnapshotSources* sources);
+
+// Rows as kubectl prints them: columns left-aligned, three spaces apart, the last unpadded.
+// rows[0] is the header; every row has its size.
+void write_table(const std::vector<std::vector<std::string>>& rows, std::ostream& out);
 
 // Records the webhook's rejection of an injector ConfigMap as a Warning Event on it.
 std::function<void(const rapidjson::Value&, const std::string&)> configmap_rejection_reporter(

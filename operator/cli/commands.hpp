@@ -24,6 +24,8 @@ void add_version_command(CLI::App& root, Context& ctx);
 void add_template_command(CLI::App& root, Context& ctx);
 // operator/cli/restart_cmd.cpp, built with the reconcilers (reconcilers/CMakeLists.txt).
 void add_restart_command(CLI::App& root, Context& ctx);
+// operator/cli/check_cmd.cpp, built with the reconcilers too.
+void add_check_command(CLI::App& root, Context& ctx);
 void add_run_command(CLI::App& root, Context& ctx);
 void add_webhook_command(CLI::App& root, Context& ctx);
 void add_kube_inject_command(CLI::App& root, Context& ctx);

@@ -25,25 +25,13 @@
 #include "operator/cli/cli.hpp"
 #include "operator/cli/cluster.hpp"
 #include "operator/cli/commands.hpp"
+#include "operator/cli/restart_pass.hpp"
 #include "operator/kube/config.hpp"
 #include "operator/restart/policy.hpp"
 #include "reconcilers/restarts.hpp"
 
 namespace meshop::cli {
-namespace {
 
-using restart::Action;
-
-struct RestartOptions {
-  std::string kubeconfig, context;
-  std::string ns;
-  std::string output = "table";
-  std::string control_plane_namespace = "istio-system";
-  bool wait = false;
-  std::string timeout = "30m";
-};
-
-// Runs one reconciler pass on a fresh io_context.
 std::optional<api::Result<reconcilers::PassReport>> run_pass(reconcilers::RestartsReconciler& r,
                                                              boost::asio::io_context& ioc,
                                                              bool execute, std::string& error) {
@@ -68,6 +56,19 @@ std::optional<api::Result<reconcilers::PassReport>> run_pass(reconcilers::Restar
   }
   return out;
 }
+
+namespace {
+
+using restart::Action;
+
+struct RestartOptions {
+  std::string kubeconfig, context;
+  std::string ns;
+  std::string output = "table";
+  std::string control_plane_namespace = "istio-system";
+  bool wait = false;
+  std::string timeout = "30m";
+};
 
 std::string revision_or_dash(const std::string& r) {
   return r.empty() ? "-" : r;
@@ -123,17 +124,7 @@ void print_table(const reconcilers::PassReport& report, std::ostream& out) {
   if (rows.size() == 1) {
     out << "No stale workloads: every pod matches what injection gives it now.\n";
   } else {
-    std::vector<std::size_t> width(rows[0].size(), 0);
-    for (const auto& row : rows)
-      for (std::size_t i = 0; i + 1 < row.size(); ++i)
-        width[i] = std::max(width[i], row[i].size());
-    for (const auto& row : rows) {
-      for (std::size_t i = 0; i < row.size(); ++i) {
-        out << row[i];
-        if (i + 1 < row.size()) out << std::string(width[i] - row[i].size() + 3, ' ');
-      }
-      out << '\n';
-    }
+    write_table(rows, out);
   }
   for (const auto& [rev, why] : report.engine_errors)
     out << "warning: revision " << rev << ": " << why << '\n';

@@ -53,6 +53,23 @@ std::string evict_progress(const EvictStep& step) {
 
 }  // namespace
 
+Owners::Owners(const ObjectList& workloads) {
+  for (const auto& w : workloads)
+    by_uid_[api::string_at(w, {"metadata", "uid"})] = &w;
+}
+
+const rapidjson::Value* Owners::top_of(const rapidjson::Value& o) const {
+  const rapidjson::Value* cur = &o;
+  for (int depth = 0; depth < 3; ++depth) {
+    const rapidjson::Value* ref = controller_owner(*cur);
+    if (ref == nullptr) return cur;
+    auto it = by_uid_.find(api::string_at(*ref, {"uid"}));
+    if (it == by_uid_.end()) return cur == &o ? nullptr : cur;  // owner not in the view
+    cur = it->second;
+  }
+  return cur;
+}
+
 rapidjson::Document& ObjectList::edit(std::size_t i) {
   auto copy = std::make_shared<rapidjson::Document>();
   copy->CopyFrom(*items_[i], copy->GetAllocator());
@@ -147,26 +164,13 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
 
   // Workloads, and which pods belong to which (pod → ReplicaSet → Deployment, pod → Job →
   // CronJob, pod → StatefulSet/DaemonSet/ReplicationController, or the pod itself).
-  std::map<std::string, const rapidjson::Value*> by_uid;
-  for (const auto& w : view.workloads)
-    by_uid[api::string_at(w, {"metadata", "uid"})] = &w;
-  auto top_of = [&](const rapidjson::Value& o) -> const rapidjson::Value* {
-    const rapidjson::Value* cur = &o;
-    for (int depth = 0; depth < 3; ++depth) {
-      const rapidjson::Value* ref = controller_owner(*cur);
-      if (ref == nullptr) return cur;
-      auto it = by_uid.find(api::string_at(*ref, {"uid"}));
-      if (it == by_uid.end()) return cur == &o ? nullptr : cur;  // owner not in the view
-      cur = it->second;
-    }
-    return cur;
-  };
+  const Owners owners(view.workloads);
   std::map<std::string, std::vector<const rapidjson::Value*>> pods_of;
   std::vector<const rapidjson::Value*> targets;
   for (const auto& w : view.workloads)
     if (controller_owner(w) == nullptr) targets.push_back(&w);
   for (const auto& p : view.pods) {
-    const rapidjson::Value* top = top_of(p);
+    const rapidjson::Value* top = owners.top_of(p);
     if (top == nullptr) continue;  // owned by something we do not plan (e.g. a custom resource)
     if (top == &p) targets.push_back(&p);
     pods_of[key_of(api::string_at(*top, {"kind"}).empty() ? "Pod" : api::string_at(*top, {"kind"}),

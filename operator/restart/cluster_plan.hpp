@@ -101,6 +101,20 @@ struct ClusterView {
   std::vector<std::string> kubelet_versions;
 };
 
+// Who runs a pod: the chain of controller ownerReferences (pod → ReplicaSet → Deployment,
+// pod → Job → CronJob, pod → StatefulSet/DaemonSet/ReplicationController) followed through
+// `workloads` to its top. The list must outlive this index.
+class Owners {
+ public:
+  explicit Owners(const ObjectList& workloads);
+  // The top of `object`'s chain: `object` itself when it has no controller; null when its
+  // controller is not in the list (owned by something not planned, e.g. a custom resource).
+  const rapidjson::Value* top_of(const rapidjson::Value& object) const;
+
+ private:
+  std::map<std::string, const rapidjson::Value*, std::less<>> by_uid_;
+};
+
 enum class Action {
   kNone,          // up to date
   kRestart,       // restart now (mode Auto, every gate open)

@@ -9,12 +9,6 @@ constexpr std::string_view kStatusAnnotation = "sidecar.istio.io/status";
 // inject::kFingerprintAnnotation (the restart library does not link the engine).
 constexpr std::string_view kFingerprintAnnotation = "meshop.io/injector-fingerprint";
 
-const rapidjson::Value* pod_template(const rapidjson::Value& workload, std::string_view kind) {
-  if (kind == "Pod") return &workload;
-  if (kind == "CronJob") return api::find(workload, "/spec/jobTemplate/spec/template");
-  return api::find(workload, "/spec/template");
-}
-
 std::string proxy_image_of(const rapidjson::Value& pod) {
   for (const char* list : {"/spec/containers", "/spec/initContainers"}) {
     const rapidjson::Value* cs = api::find(pod, list);
@@ -25,7 +19,18 @@ std::string proxy_image_of(const rapidjson::Value& pod) {
   return {};
 }
 
-// A Pod object for the template, as the controller would create it in `ns`.
+std::string revision_text(const std::string& r) {
+  return r.empty() ? "none" : r;
+}
+
+}  // namespace
+
+const rapidjson::Value* pod_template(const rapidjson::Value& workload, std::string_view kind) {
+  if (kind == "Pod") return &workload;
+  if (kind == "CronJob") return api::find(workload, "/spec/jobTemplate/spec/template");
+  return api::find(workload, "/spec/template");
+}
+
 rapidjson::Document pod_from_template(const rapidjson::Value& tmpl, std::string_view ns) {
   rapidjson::Document pod(rapidjson::kObjectType);
   auto& a = pod.GetAllocator();
@@ -43,12 +48,6 @@ rapidjson::Document pod_from_template(const rapidjson::Value& tmpl, std::string_
   pod.AddMember("spec", spec, a);
   return pod;
 }
-
-std::string revision_text(const std::string& r) {
-  return r.empty() ? "none" : r;
-}
-
-}  // namespace
 
 std::string_view reason_name(StaleReason r) {
   switch (r) {

@@ -99,6 +99,11 @@ struct WorkloadPlan {
 // whether meshop restarts them.
 bool restartable_kind(std::string_view kind);
 
+// The pod template of `workload` of `kind` (the object itself for a Pod), or null.
+const rapidjson::Value* pod_template(const rapidjson::Value& workload, std::string_view kind);
+// A Pod object for the template `tmpl`, as the controller would create it in `ns`.
+rapidjson::Document pod_from_template(const rapidjson::Value& tmpl, std::string_view ns);
+
 // `workload` is the object (any kind above, or a Pod); `namespace_labels` the labels of its
 // namespace (or null); `pods` its current pods (for a Pod, itself).
 WorkloadPlan plan_workload(const rapidjson::Value& workload,

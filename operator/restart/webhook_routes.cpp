@@ -57,6 +57,7 @@ Route route(const std::vector<InjectorEntry>& entries, const rapidjson::Value* n
     if (!e.namespace_selector.matches(namespace_labels) || !e.object_selector.matches(pod_labels))
       continue;
     if (r.entry == nullptr) r.entry = &e;
+    r.matched.push_back(&e);
     if (std::find(r.revisions.begin(), r.revisions.end(), e.revision) == r.revisions.end())
       r.revisions.push_back(e.revision);
   }

@@ -43,9 +43,13 @@ struct Route {
   std::vector<std::string> revisions;
   // The first matching entry (for messages), or null.
   const InjectorEntry* entry = nullptr;
+  // Every matching entry, in call order: more than one injects the pod more than once, even
+  // when they serve the same revision (Istio's analyzer reports that as IST0139).
+  std::vector<const InjectorEntry*> matched;
 
   bool injected() const { return !revisions.empty(); }
   bool conflict() const { return revisions.size() > 1; }
+  bool overlap() const { return matched.size() > 1; }
   const std::string& revision() const { return revisions.front(); }
 };
 

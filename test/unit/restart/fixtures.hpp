@@ -89,4 +89,24 @@ inline std::string pod(const std::string& name, const std::string& revision,
          image + R"("}]}})";
 }
 
+// Sets metadata fields of a parsed object.
+inline rapidjson::Document with_meta(const std::string& json, const std::string& ns,
+                                     const std::string& uid, const std::string& owner_kind = "",
+                                     const std::string& owner_uid = "") {
+  rapidjson::Document d = parse(json);
+  auto& a = d.GetAllocator();
+  rapidjson::Value& meta = d["metadata"];
+  if (meta.HasMember("namespace")) meta.RemoveMember("namespace");
+  meta.AddMember("namespace", rapidjson::Value(ns.c_str(), a), a);
+  meta.AddMember("uid", rapidjson::Value(uid.c_str(), a), a);
+  if (!owner_kind.empty()) {
+    rapidjson::Document ref = parse(R"([{"kind":")" + owner_kind + R"(","uid":")" + owner_uid +
+                                    R"(","controller":true,"name":"x","apiVersion":"apps/v1"}])");
+    rapidjson::Value refs;
+    refs.CopyFrom(ref, a);
+    meta.AddMember("ownerReferences", refs, a);
+  }
+  return d;
+}
+
 }  // namespace meshop::restart
