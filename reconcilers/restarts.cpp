@@ -1245,29 +1245,27 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
       for (const rapidjson::Value& c : current->GetArray())
         if (api::string_at(c, {"type"}) == restart::kHaltedCondition) mine = &c;
     std::string cond_status, cond_reason, cond_message;
+    const bool resumed = wave != report.waves.end() && wave->second.resumed_now;
     if (halted) {
       cond_status = "True";
       cond_reason = wave->second.next.halt_reason;
       cond_message = wave->second.next.message;
-    } else if (mine != nullptr || !last_condition_[source].empty()) {
+    } else if (resumed || (mine != nullptr && api::string_at(*mine, {"status"}) == "True")) {
+      // Lifted: by resume or a spec change, or the wave is no longer known halted.
       cond_status = "False";
-      cond_reason =
-          wave != report.waves.end() && wave->second.resumed_now ? "Resumed" : "NotHalted";
-      cond_message = wave != report.waves.end() && wave->second.resumed_now
-                         ? "resumed by " + wave->second.resumed_by
-                         : "no canary regression halts the restarts";
-      if (mine != nullptr && api::string_at(*mine, {"status"}) == "False" &&
-          last_condition_[source].empty()) {
-        cond_reason = api::string_at(*mine, {"reason"});  // as written before this process
-        cond_message = api::string_at(*mine, {"message"});
-      }
+      cond_reason = "Resumed";
+      cond_message = resumed ? "resumed by " + wave->second.resumed_by
+                             : "the restart wave is no longer halted";
     }
     std::string cond_key =
         cond_status.empty() ? "" : cond_status + "|" + cond_reason + "|" + cond_message;
-    bool write_condition = !cond_key.empty() && cond_key != last_condition_[source] &&
-                           !(mine != nullptr && api::string_at(*mine, {"status"}) == cond_status &&
-                             api::string_at(*mine, {"reason"}) == cond_reason &&
-                             api::string_at(*mine, {"message"}) == cond_message);
+    // (Once this process wrote False, a True still in a lagging cache is not written over again.)
+    bool write_condition =
+        !cond_key.empty() && cond_key != last_condition_[source] &&
+        !(cond_status == "False" && !resumed && last_condition_[source].rfind("False|", 0) == 0) &&
+        !(mine != nullptr && api::string_at(*mine, {"status"}) == cond_status &&
+          api::string_at(*mine, {"reason"}) == cond_reason &&
+          api::string_at(*mine, {"message"}) == cond_message);
     if (!cond_key.empty() && !write_condition) last_condition_[source] = cond_key;
     if (write_condition) {
       rapidjson::Value conditions(rapidjson::kArrayType);
