@@ -448,7 +448,7 @@ RestartsReconciler::RestartsReconciler(std::shared_ptr<kube::Client> client, Res
   if (registry != nullptr) {
     restarts_total_ = &registry->counter(
         "meshop_restarts_total",
-        "Workload restarts by stale reason and result (started, completed, failed).",
+        "Workload restarts by stale reason and result (started, completed, failed, halted).",
         {"reason", "result"});
     stale_ =
         &registry->gauge("meshop_stale_workloads",
@@ -1152,11 +1152,16 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
   for (const RolloutReport& f : report.failed)
     failed_keys.insert(f.key);
   for (const restart::PlanEntry& e : report.plan) {
-    if (e.action == Action::kNone || e.policy_source == "defaults") continue;
-    Summary& s = by_source[e.policy_source];
     std::string key = workload_key(e.plan);
+    // Up to date, unless its new pods regressed after the rollout (the health watch).
+    if ((e.action == Action::kNone && !failed_keys.count(key)) || e.policy_source == "defaults")
+      continue;
+    Summary& s = by_source[e.policy_source];
     std::string state;
     switch (e.action) {
+      case Action::kNone:
+        state = "Failed";
+        break;
       case Action::kRestart:
       case Action::kWouldRestart:
         state = std::find(report.started.begin(), report.started.end(), key) != report.started.end()
