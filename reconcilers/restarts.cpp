@@ -1264,13 +1264,18 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
     }
     std::string cond_key =
         cond_status.empty() ? "" : cond_status + "|" + cond_reason + "|" + cond_message;
-    // (Once this process wrote False, a True still in a lagging cache is not written over again.)
+    const bool on_object = mine != nullptr && api::string_at(*mine, {"status"}) == cond_status &&
+                           api::string_at(*mine, {"reason"}) == cond_reason &&
+                           api::string_at(*mine, {"message"}) == cond_message;
+    // Written once per change. A True that another writer of status.conditions removed is
+    // written again at most once a minute (no tug of war with it); a True still in a lagging
+    // cache after this process wrote False is not written over.
+    const SystemTime now = now_();
+    const bool again = cond_status == "True" && cond_key == last_condition_[source] &&
+                       now - last_condition_at_[source] >= std::chrono::minutes(1);
     bool write_condition =
-        !cond_key.empty() && cond_key != last_condition_[source] &&
-        !(cond_status == "False" && !resumed && last_condition_[source].rfind("False|", 0) == 0) &&
-        !(mine != nullptr && api::string_at(*mine, {"status"}) == cond_status &&
-          api::string_at(*mine, {"reason"}) == cond_reason &&
-          api::string_at(*mine, {"message"}) == cond_message);
+        !cond_key.empty() && !on_object && (cond_key != last_condition_[source] || again) &&
+        !(cond_status == "False" && !resumed && last_condition_[source].rfind("False|", 0) == 0);
     if (!cond_key.empty() && !write_condition) last_condition_[source] = cond_key;
     if (write_condition) {
       rapidjson::Value conditions(rapidjson::kArrayType);
@@ -1303,7 +1308,10 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
     auto r = co_await client_->patch(*iop_type, ns, name, kube::PatchType::kMerge, body, options);
     if (!r && !r.error().is(kube::ErrorKind::kNotFound)) co_return api::Error{r.error().message};
     last_status_[source] = body;
-    if (write_condition) last_condition_[source] = cond_key;
+    if (write_condition) {
+      last_condition_[source] = cond_key;
+      last_condition_at_[source] = now;
+    }
   }
   co_return api::ok_status();
 }

@@ -248,10 +248,11 @@ class RestartsReconciler {
   // Each IstioOperator's wave as last decided by this process (status.restarts.wave is read
   // when absent: another process, or a restarted one, decided it).
   std::map<std::string, restart::WaveState> waves_;
-  // The RestartsHalted condition last written per IstioOperator ("" = none): written only when
-  // it changes, so that a writer of status.conditions that keeps only its own (the install
-  // reconciler) is not fought over.
+  // The RestartsHalted condition last written per IstioOperator ("" = none) and when: written
+  // when it changes (a True another writer of status.conditions removed, at most once a minute),
+  // so that a writer that keeps only its own conditions (the install reconciler) is not fought.
   std::map<std::string, std::string> last_condition_;
+  std::map<std::string, std::chrono::system_clock::time_point> last_condition_at_;
   // The resume annotation values already honoured (its removal may not be in the cache yet).
   std::map<std::string, std::string> resumed_;
   metrics::Family<metrics::Gauge>* halted_ = nullptr;
