@@ -201,9 +201,10 @@ WaveDecision decide_wave(const CanaryPolicy* canary, const WaveInput& in, System
       if (!m.failure.empty() || m.health.regressed) {
         w.phase = WavePhase::kHalted;
         w.halted_workload = key;
-        w.halt_reason = !m.failure.empty() ? "CanaryRolloutFailed" : "Canary" + m.health.reason;
+        // What its pods show names the regression; else why its rollout failed.
+        w.halt_reason = m.health.regressed ? "Canary" + m.health.reason : "CanaryRolloutFailed";
         w.message =
-            "canary " + key + " regressed: " + (!m.failure.empty() ? m.failure : m.health.what);
+            "canary " + key + " regressed: " + (m.health.regressed ? m.health.what : m.failure);
         w.soak_started.reset();
         d.halted_now = true;
         break;

@@ -115,6 +115,7 @@ TEST(Wave, ARegressionDuringTheSoakHalts) {
   in.previous = decide_wave(&c, in, kT0 + 1min).next;
   Member sick = member(MemberState::kDone);
   sick.health = {true, "NotReady", "pod alpha-1 is not Ready"};
+  sick.failure = "its new pods regressed: pod alpha-1 is not Ready";  // the health watch's too
   in.members["Deployment/ns/alpha"] = sick;
   WaveDecision d = decide_wave(&c, in, kT0 + 2min);
   EXPECT_EQ(d.next.phase, WavePhase::kHalted);
