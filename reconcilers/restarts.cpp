@@ -773,7 +773,8 @@ void RestartsReconciler::watch_health(
     failed.insert(f.key);
   for (restart::PlanEntry& e : report.plan) {
     const std::string key = workload_key(e.plan);
-    if (failed.count(key)) continue;
+    // (A restart the store does not show yet has no new pods to judge.)
+    if (failed.count(key) || unseen_restarts_.count(key)) continue;
     bool rolling = e.action == Action::kInProgress;
     auto done = completed_at_.find(key);
     bool soaking = e.action == Action::kNone && done != completed_at_.end() &&
@@ -865,7 +866,7 @@ void RestartsReconciler::decide_waves(PassReport& report, const restart::Cluster
     for (const std::string& key : in.previous.canary) {
       auto m = in.members.find(key);
       auto e = entries.find(key);
-      if (m == in.members.end() || e == entries.end()) continue;
+      if (m == in.members.end() || e == entries.end() || unseen_restarts_.count(key)) continue;
       if (m->second.state != restart::MemberState::kRolling &&
           m->second.state != restart::MemberState::kDone)
         continue;
@@ -1300,14 +1301,16 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
       conditions.PushBack(cond, a);
       status.AddMember("conditions", conditions, a);
     }
+    // status.restarts is compared with what this process last wrote; the condition apart.
+    std::string restarts_body = api::to_json(*api::find_member(status, "restarts"));
     patch.AddMember("status", status, a);
     std::string body = api::to_json(patch);
-    if (!write_condition && last_status_[source] == body) continue;  // unchanged since written
+    if (!write_condition && last_status_[source] == restarts_body) continue;  // unchanged
     kube::PatchOptions options;
     options.subresource = "status";
     auto r = co_await client_->patch(*iop_type, ns, name, kube::PatchType::kMerge, body, options);
     if (!r && !r.error().is(kube::ErrorKind::kNotFound)) co_return api::Error{r.error().message};
-    last_status_[source] = body;
+    last_status_[source] = restarts_body;
     if (write_condition) {
       last_condition_[source] = cond_key;
       last_condition_at_[source] = now;
