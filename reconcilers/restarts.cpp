@@ -940,10 +940,17 @@ std::vector<std::pair<std::string, std::string>> RestartsReconciler::record_wave
                         d.next.message +
                             "; nothing more starts until `meshop restart resume` or a spec change");
       if (restarts_total_ != nullptr) {
+        // The stale reason the canary was restarted for (its cause record, once rolled out).
         std::string reason;
-        for (const restart::PlanEntry& e : report.plan)
-          if (workload_key(e.plan) == d.next.halted_workload && e.plan.reason)
+        for (const restart::PlanEntry& e : report.plan) {
+          if (workload_key(e.plan) != d.next.halted_workload) continue;
+          if (e.plan.reason) {
             reason = restart::reason_name(*e.plan.reason);
+          } else if (const rapidjson::Value* w = find_workload(view, e.plan)) {
+            if (auto last = restart::last_restart_of(*w))
+              reason = last->cause.substr(0, last->cause.find('/'));
+          }
+        }
         restarts_total_->with({reason, "halted"}).Increment();
       }
     }
