@@ -155,6 +155,66 @@ std::vector<const rapidjson::Value*> pods_of(const restart::ClusterView& view,
   return out;
 }
 
+// The pods of `workload`, directly or through the ReplicaSets it controls (a Deployment's).
+std::vector<const rapidjson::Value*> workload_pods(const restart::ClusterView& view,
+                                                   const rapidjson::Value& workload) {
+  std::set<std::string> owners = {api::string_at(workload, {"metadata", "uid"})};
+  if (api::string_at(workload, {"kind"}) == "Deployment")
+    for (const auto& w : view.workloads) {
+      if (api::string_at(w, {"kind"}) != "ReplicaSet") continue;
+      const rapidjson::Value* refs = api::find(w, "/metadata/ownerReferences");
+      if (refs == nullptr || !refs->IsArray()) continue;
+      for (const rapidjson::Value& r : refs->GetArray())
+        if (owners.count(api::string_at(r, {"uid"})))
+          owners.insert(api::string_at(w, {"metadata", "uid"}));
+    }
+  std::vector<const rapidjson::Value*> out;
+  for (const auto& p : view.pods) {
+    const rapidjson::Value* refs = api::find(p, "/metadata/ownerReferences");
+    if (refs == nullptr || !refs->IsArray()) continue;
+    for (const rapidjson::Value& r : refs->GetArray())
+      if (owners.count(api::string_at(r, {"uid"}))) {
+        out.push_back(&p);
+        break;
+      }
+  }
+  std::sort(out.begin(), out.end(), [](const rapidjson::Value* a, const rapidjson::Value* b) {
+    return runtime::name_of(*a) < runtime::name_of(*b);
+  });
+  return out;
+}
+
+// Removes the resume and pause annotations of an IstioOperator (JSON merge patch).
+std::string remove_resume_patch() {
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  rapidjson::Value annotations(rapidjson::kObjectType);
+  annotations.AddMember(api::make_string(restart::kResumeAnnotation, a),
+                        rapidjson::Value(rapidjson::kNullType), a);
+  annotations.AddMember(api::make_string(restart::kPauseAnnotation, a),
+                        rapidjson::Value(rapidjson::kNullType), a);
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember("annotations", annotations, a);
+  d.AddMember("metadata", meta, a);
+  return api::to_json(d);
+}
+
+std::chrono::seconds soak_of(const restart::Policy& p) {
+  return p.canary ? p.canary->soak : std::chrono::minutes(5);
+}
+
+std::string source_of(const rapidjson::Value& iop) {
+  return api::string_at(iop, {"metadata", "namespace"}) + "/" +
+         api::string_at(iop, {"metadata", "name"});
+}
+
+kube::ObjectReference iop_reference(const rapidjson::Value& iop) {
+  kube::ObjectReference r = kube::reference_to(iop);
+  if (r.api_version.empty()) r.api_version = "install.istio.io/v1alpha1";
+  if (r.kind.empty()) r.kind = "IstioOperator";
+  return r;
+}
+
 }  // namespace
 
 kube::Task<api::Result<restart::ClusterView>> load_cluster_view(
@@ -388,11 +448,15 @@ RestartsReconciler::RestartsReconciler(std::shared_ptr<kube::Client> client, Res
   if (registry != nullptr) {
     restarts_total_ = &registry->counter(
         "meshop_restarts_total",
-        "Workload restarts by stale reason and result (started, completed, failed).",
+        "Workload restarts by stale reason and result (started, completed, failed, halted).",
         {"reason", "result"});
     stale_ =
         &registry->gauge("meshop_stale_workloads",
                          "Workloads whose pods do not match what injection gives now.", {"reason"});
+    halted_ = &registry->gauge(
+        "meshop_restarts_halted",
+        "1 while an IstioOperator's restart wave is halted by a canary regression, else 0.",
+        {"istio_operator"});
   }
 }
 
@@ -585,6 +649,10 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
     }
   }
 
+  // 1b./1c. The health watch after every restart, then each IstioOperator's wave.
+  watch_health(report, view, fail_entry);
+  decide_waves(report, view, execute);
+
   // Waves under way: the next pod goes once the previous replacement is Ready (evict_step), and
   // none while a failure pauses the restarts.
   if (execute && !report.paused) {
@@ -685,12 +753,260 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
   }
   if (execute) {
     record_transitions(report, view);
-    auto status = co_await report_status(report);
+    auto status = co_await report_status(report, view);
     if (!status) co_return status.error();
+    auto waves = co_await apply_waves(report, view);
+    if (!waves) co_return waves.error();
   }
   report.engines = std::move(engines);
   report.view = std::make_shared<const restart::ClusterView>(std::move(view));
   co_return report;
+}
+
+void RestartsReconciler::watch_health(
+    PassReport& report, const restart::ClusterView& view,
+    const std::function<void(const std::string&, const restart::PlanEntry&, const std::string&)>&
+        fail) {
+  const SystemTime now = now_();
+  std::erase_if(completed_at_,
+                [&](const auto& kv) { return now - kv.second > std::chrono::hours(2); });
+  std::set<std::string> failed;
+  for (const RolloutReport& f : report.failed)
+    failed.insert(f.key);
+  for (restart::PlanEntry& e : report.plan) {
+    const std::string key = workload_key(e.plan);
+    // (A restart the store does not show yet has no new pods to judge.)
+    if (failed.count(key) || unseen_restarts_.count(key)) continue;
+    bool rolling = e.action == Action::kInProgress;
+    auto done = completed_at_.find(key);
+    bool soaking = e.action == Action::kNone && done != completed_at_.end() &&
+                   now - done->second < soak_of(e.policy);
+    if (!rolling && !soaking) continue;
+    const rapidjson::Value* w = find_workload(view, e.plan);
+    if (w == nullptr) continue;
+    std::optional<SystemTime> since;
+    if (e.policy.strategy == restart::Strategy::kEvict) {
+      if (auto it = evict_restarts_.find(key); it != evict_restarts_.end()) since = it->second.at;
+    } else {
+      since = parse_rfc3339(api::string_at(
+          *w, {"spec", "template", "metadata", "annotations", restart::kRestartedAtAnnotation}));
+    }
+    restart::Health h =
+        restart::workload_health(*w, workload_pods(view, *w), e.plan.stale_pods, since, soaking);
+    if (!h.regressed) continue;
+    std::erase_if(report.progressing, [&](const RolloutReport& r) { return r.key == key; });
+    fail(key, e, "its new pods regressed: " + h.what);
+  }
+}
+
+void RestartsReconciler::decide_waves(PassReport& report, const restart::ClusterView& view,
+                                      bool execute) {
+  const SystemTime now = now_();
+  std::map<std::string, std::string> failures;
+  for (const RolloutReport& f : report.failed)
+    failures.emplace(f.key, f.message);
+  std::set<std::string> progressing;
+  for (const RolloutReport& r : report.progressing)
+    progressing.insert(r.key);
+  for (const auto& iop : view.istio_operators) {
+    const std::string source = source_of(iop);
+    auto policy = restart::parse_policy(api::find(iop, "/spec/restarts"));
+    if (!policy || policy->mode == restart::Mode::kOff) {
+      waves_.erase(source);
+      continue;
+    }
+    restart::WaveInput in;
+    auto known = waves_.find(source);
+    in.previous = known != waves_.end() ? known->second : restart::wave_from_status(iop);
+    if (const rapidjson::Value* g = api::find(iop, "/metadata/generation"); g && g->IsInt64())
+      in.generation = g->GetInt64();
+    const rapidjson::Value* annotations = api::find(iop, "/metadata/annotations");
+    if (annotations != nullptr && annotations->IsObject()) {
+      in.pause = api::string_at(*annotations, {restart::kPauseAnnotation});
+      if (const rapidjson::Value* r = api::find_member(*annotations, restart::kResumeAnnotation);
+          r != nullptr) {
+        std::string value = r->IsString() ? r->GetString() : "";
+        auto seen = resumed_.find(source);
+        in.resume = seen == resumed_.end() || seen->second != value;
+      }
+    }
+    if (!policy->canary && in.pause.empty() && !in.resume &&
+        in.previous.phase == restart::WavePhase::kNone)
+      continue;
+    std::map<std::string, restart::PlanEntry*> entries;
+    for (restart::PlanEntry& e : report.plan) {
+      if (e.policy_source != source) continue;
+      const std::string key = workload_key(e.plan);
+      entries[key] = &e;
+      restart::Member m;
+      switch (e.action) {
+        case Action::kRestart:
+        case Action::kWouldRestart:
+        case Action::kDeferred:
+          m.state = restart::MemberState::kWaiting;
+          break;
+        case Action::kInProgress:
+          m.state = restart::MemberState::kRolling;
+          break;
+        case Action::kNone:
+          m.state =
+              progressing.count(key) ? restart::MemberState::kRolling : restart::MemberState::kDone;
+          break;
+        default:
+          m.state = restart::MemberState::kGone;
+          break;
+      }
+      if (auto f = failures.find(key); f != failures.end()) m.failure = f->second;
+      if (m.state == restart::MemberState::kWaiting || m.state == restart::MemberState::kRolling) {
+        in.affected.push_back(key);
+        const rapidjson::Value* w = find_workload(view, e.plan);
+        in.affected_labels.push_back(w != nullptr ? api::find(*w, "/metadata/labels") : nullptr);
+      }
+      in.members[key] = std::move(m);
+    }
+    // The health of the canary group's restarted members.
+    for (const std::string& key : in.previous.canary) {
+      auto m = in.members.find(key);
+      auto e = entries.find(key);
+      if (m == in.members.end() || e == entries.end() || unseen_restarts_.count(key)) continue;
+      if (m->second.state != restart::MemberState::kRolling &&
+          m->second.state != restart::MemberState::kDone)
+        continue;
+      const rapidjson::Value* w = find_workload(view, e->second->plan);
+      if (w == nullptr) continue;
+      std::optional<SystemTime> since;
+      if (e->second->policy.strategy == restart::Strategy::kEvict) {
+        if (auto it = evict_restarts_.find(key); it != evict_restarts_.end()) since = it->second.at;
+      } else {
+        since = parse_rfc3339(api::string_at(
+            *w, {"spec", "template", "metadata", "annotations", restart::kRestartedAtAnnotation}));
+      }
+      m->second.health =
+          restart::workload_health(*w, workload_pods(view, *w), e->second->plan.stale_pods, since,
+                                   m->second.state == restart::MemberState::kDone);
+    }
+
+    restart::WaveDecision d =
+        restart::decide_wave(policy->canary ? &*policy->canary : nullptr, in, now);
+    const bool group = d.next.phase == restart::WavePhase::kCanary ||
+                       d.next.phase == restart::WavePhase::kSoaking ||
+                       d.next.phase == restart::WavePhase::kHalted;
+    for (auto& [key, e] : entries) {
+      bool in_group =
+          std::find(d.next.canary.begin(), d.next.canary.end(), key) != d.next.canary.end();
+      e->canary = in_group && d.next.phase != restart::WavePhase::kNone;
+      bool startable = e->action == Action::kRestart || e->action == Action::kWouldRestart ||
+                       e->action == Action::kDeferred;
+      if (d.hold_all && startable) {
+        e->action = d.next.phase == restart::WavePhase::kHalted ? Action::kHalted : Action::kPaused;
+        e->why = d.why;
+      } else if (d.hold_all && e->action == Action::kInProgress) {
+        // A rollout under way goes on (it cannot be stopped halfway); no further eviction.
+        if (!e->evict.next.empty()) {
+          e->evict.next.clear();
+          e->evict.waiting = d.why;
+        }
+      } else if (d.hold_others && group && !in_group &&
+                 (e->action == Action::kRestart || e->action == Action::kWouldRestart)) {
+        e->action = Action::kDeferred;
+        e->why = d.why;
+      }
+    }
+    if (d.next.phase == restart::WavePhase::kHalted && !report.halted) {
+      report.halted = true;
+      report.halt_reason = "IstioOperator " + source + ": " + d.why;
+    }
+    if (execute) waves_[source] = d.next;
+    report.waves[source] = std::move(d);
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> RestartsReconciler::record_waves(
+    const PassReport& report, const restart::ClusterView& view) {
+  std::vector<std::pair<std::string, std::string>> resumed;
+  for (const auto& iop : view.istio_operators) {
+    const std::string source = source_of(iop);
+    auto it = report.waves.find(source);
+    const bool halted =
+        it != report.waves.end() && it->second.next.phase == restart::WavePhase::kHalted;
+    if (halted_ != nullptr) halted_->with({source}).Set(halted ? 1 : 0);
+    if (it == report.waves.end()) continue;
+    const restart::WaveDecision& d = it->second;
+    if (d.halted_now) {
+      log::warn("restart wave halted", {{"istio_operator", source},
+                                        {"workload", d.next.halted_workload},
+                                        {"reason", d.next.halt_reason},
+                                        {"message", d.next.message}});
+      if (events_)
+        events_->record(iop_reference(iop), kube::EventType::kWarning, "RestartsHalted", "Restart",
+                        d.next.message +
+                            "; nothing more starts until `meshop restart resume` or a spec change");
+      if (restarts_total_ != nullptr) {
+        // The stale reason the canary was restarted for (its cause record, once rolled out).
+        std::string reason;
+        for (const restart::PlanEntry& e : report.plan) {
+          if (workload_key(e.plan) != d.next.halted_workload) continue;
+          if (e.plan.reason) {
+            reason = restart::reason_name(*e.plan.reason);
+          } else if (const rapidjson::Value* w = find_workload(view, e.plan)) {
+            if (auto last = restart::last_restart_of(*w))
+              reason = last->cause.substr(0, last->cause.find('/'));
+          }
+        }
+        restarts_total_->with({reason, "halted"}).Increment();
+      }
+    }
+    if (d.resumed_now) {
+      log::info("restart wave resumed", {{"istio_operator", source}, {"by", d.resumed_by}});
+      if (events_)
+        events_->record(iop_reference(iop), kube::EventType::kNormal, "RestartsResumed", "Restart",
+                        "the halted restart wave resumed by " + d.resumed_by);
+    }
+    std::string pause, resume;
+    bool has_resume = false;
+    if (const rapidjson::Value* annotations = api::find(iop, "/metadata/annotations");
+        annotations != nullptr && annotations->IsObject()) {
+      pause = api::string_at(*annotations, {restart::kPauseAnnotation});
+      if (const rapidjson::Value* v = api::find_member(*annotations, restart::kResumeAnnotation)) {
+        has_resume = true;
+        resume = v->IsString() ? v->GetString() : "";
+      }
+    }
+    std::string& last = last_state_["iop:" + source + "#paused"];
+    if (last != pause) {
+      if (!pause.empty() && events_)
+        events_->record(iop_reference(iop), kube::EventType::kNormal, "RestartsPaused", "Restart",
+                        "restarts paused by hand (" + std::string(restart::kPauseAnnotation) +
+                            ": " + pause + ")");
+      last = pause;
+    }
+    if (has_resume && !(resumed_.count(source) && resumed_[source] == resume)) {
+      resumed_[source] = resume;
+      resumed.emplace_back(source, resume);
+    }
+  }
+  return resumed;
+}
+
+kube::Task<api::Status> RestartsReconciler::apply_waves(const PassReport& report,
+                                                        const restart::ClusterView& view) {
+  // Honour each resume annotation once: the pause is lifted too, and both are removed.
+  std::vector<std::pair<std::string, std::string>> resumed = record_waves(report, view);
+  if (resumed.empty()) co_return api::ok_status();
+  auto iop_type = co_await client_->discover("install.istio.io/v1alpha1", "IstioOperator");
+  if (!iop_type) co_return api::ok_status();
+  const std::string body = remove_resume_patch();
+  for (const auto& [source, value] : resumed) {
+    auto slash = source.find('/');
+    auto r = co_await client_->patch(*iop_type, source.substr(0, slash), source.substr(slash + 1),
+                                     kube::PatchType::kMerge, body);
+    if (!r && !r.error().is(kube::ErrorKind::kNotFound)) {
+      resumed_.erase(source);
+      co_return api::Error{r.error().message};
+    }
+    log::info("resume annotation honoured and removed", {{"istio_operator", source}});
+  }
+  co_return api::ok_status();
 }
 
 bool RestartsReconciler::evict_running(const restart::PlanEntry& e, SystemTime now) const {
@@ -810,6 +1126,7 @@ void RestartsReconciler::record_transitions(const PassReport& report,
         if (auto it = last_state_.find(key);
             it != last_state_.end() && it->second.rfind("inprogress:", 0) == 0) {
           std::string cause = it->second.substr(std::string_view("inprogress:").size());
+          completed_at_[key] = now_();  // the health watch goes on for the soak
           note(key, "done", w, kube::EventType::kNormal, "RestartCompleted",
                "rollout complete; pods match revision " +
                    (e.plan.target_revision.empty() ? std::string("none") : e.plan.target_revision));
@@ -829,7 +1146,8 @@ void RestartsReconciler::record_transitions(const PassReport& report,
   }
 }
 
-kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& report) {
+kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& report,
+                                                          const restart::ClusterView& view) {
   auto iop_type = co_await client_->discover("install.istio.io/v1alpha1", "IstioOperator");
   if (!iop_type) co_return api::ok_status();
   // Per IstioOperator: counts and the workloads in each state.
@@ -844,11 +1162,16 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
   for (const RolloutReport& f : report.failed)
     failed_keys.insert(f.key);
   for (const restart::PlanEntry& e : report.plan) {
-    if (e.action == Action::kNone || e.policy_source == "defaults") continue;
-    Summary& s = by_source[e.policy_source];
     std::string key = workload_key(e.plan);
+    // Up to date, unless its new pods regressed after the rollout (the health watch).
+    if ((e.action == Action::kNone && !failed_keys.count(key)) || e.policy_source == "defaults")
+      continue;
+    Summary& s = by_source[e.policy_source];
     std::string state;
     switch (e.action) {
+      case Action::kNone:
+        state = "Failed";
+        break;
       case Action::kRestart:
       case Action::kWouldRestart:
         state = std::find(report.started.begin(), report.started.end(), key) != report.started.end()
@@ -868,10 +1191,16 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
       case Action::kManual:
         state = "ManualRestartNeeded";
         break;
+      case Action::kHalted:
+        state = "Halted";
+        break;
+      case Action::kPaused:
+        state = "Paused";
+        break;
       default:
         break;
     }
-    if (state == "Pending") ++s.pending;
+    if (state == "Pending" || state == "Halted" || state == "Paused") ++s.pending;
     if (state == "InProgress") ++s.in_progress;
     if (state == "Failed") ++s.failed;
     if (state == "Skipped") ++s.skipped;
@@ -885,8 +1214,12 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
                    api::make_string(e.plan.reason ? restart::reason_name(*e.plan.reason) : "", a),
                    a);
     item.AddMember("message", api::make_string(e.why.empty() ? e.plan.detail : e.why, a), a);
+    if (e.canary) item.AddMember("canary", true, a);
     if (s.items.Size() < 100) s.items.PushBack(item, a);
   }
+  std::map<std::string, const rapidjson::Value*> objects;
+  for (const auto& iop : view.istio_operators)
+    objects[source_of(iop)] = &iop;
   for (auto& [source, s] : by_source) {
     auto slash = source.find('/');
     std::string ns = source.substr(0, slash), name = source.substr(slash + 1);
@@ -899,21 +1232,98 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
     restarts.AddMember("deferred", s.deferred, a);
     restarts.AddMember("skipped", s.skipped, a);
     restarts.AddMember("manualRestartNeeded", s.manual, a);
-    restarts.AddMember("paused", report.paused, a);
-    restarts.AddMember("message", api::make_string(report.pause_reason, a), a);
+    auto wave = report.waves.find(source);
+    const bool halted =
+        wave != report.waves.end() && wave->second.next.phase == restart::WavePhase::kHalted;
+    const bool held = wave != report.waves.end() && wave->second.hold_all;
+    restarts.AddMember("paused", report.paused || held, a);
+    restarts.AddMember("halted", halted, a);
+    std::string message = report.pause_reason;
+    if (held) message = wave->second.why + (message.empty() ? "" : "; " + message);
+    restarts.AddMember("message", api::make_string(message, a), a);
     rapidjson::Value items;
     items.CopyFrom(s.items, a);
     restarts.AddMember("workloads", items, a);
+    if (wave != report.waves.end())
+      restarts.AddMember("wave", restart::wave_to_json(wave->second.next, a), a);
+    else
+      restarts.AddMember("wave", rapidjson::Value(rapidjson::kNullType), a);
     rapidjson::Value status(rapidjson::kObjectType);
     status.AddMember("restarts", restarts, a);
+    // The RestartsHalted condition, among the others as they are; written only when it changes
+    // (last_condition_), True while halted, False once a halt was lifted.
+    const rapidjson::Value* object = objects.count(source) ? objects[source] : nullptr;
+    const rapidjson::Value* current =
+        object != nullptr ? api::find(*object, "/status/conditions") : nullptr;
+    const rapidjson::Value* mine = nullptr;
+    if (current != nullptr && current->IsArray())
+      for (const rapidjson::Value& c : current->GetArray())
+        if (api::string_at(c, {"type"}) == restart::kHaltedCondition) mine = &c;
+    std::string cond_status, cond_reason, cond_message;
+    const bool resumed = wave != report.waves.end() && wave->second.resumed_now;
+    if (halted) {
+      cond_status = "True";
+      cond_reason = wave->second.next.halt_reason;
+      cond_message = wave->second.next.message;
+    } else if (resumed || (mine != nullptr && api::string_at(*mine, {"status"}) == "True")) {
+      // Lifted: by resume or a spec change, or the wave is no longer known halted.
+      cond_status = "False";
+      cond_reason = "Resumed";
+      cond_message = resumed ? "resumed by " + wave->second.resumed_by
+                             : "the restart wave is no longer halted";
+    }
+    std::string cond_key =
+        cond_status.empty() ? "" : cond_status + "|" + cond_reason + "|" + cond_message;
+    const bool on_object = mine != nullptr && api::string_at(*mine, {"status"}) == cond_status &&
+                           api::string_at(*mine, {"reason"}) == cond_reason &&
+                           api::string_at(*mine, {"message"}) == cond_message;
+    // Written once per change. A True that another writer of status.conditions removed is
+    // written again at most once a minute (no tug of war with it); a True still in a lagging
+    // cache after this process wrote False is not written over.
+    const SystemTime now = now_();
+    const bool again = cond_status == "True" && cond_key == last_condition_[source] &&
+                       now - last_condition_at_[source] >= std::chrono::minutes(1);
+    bool write_condition =
+        !cond_key.empty() && !on_object && (cond_key != last_condition_[source] || again) &&
+        !(cond_status == "False" && !resumed && last_condition_[source].rfind("False|", 0) == 0);
+    if (!cond_key.empty() && !write_condition) last_condition_[source] = cond_key;
+    if (write_condition) {
+      rapidjson::Value conditions(rapidjson::kArrayType);
+      if (current != nullptr && current->IsArray())
+        for (const rapidjson::Value& c : current->GetArray())
+          if (api::string_at(c, {"type"}) != restart::kHaltedCondition)
+            conditions.PushBack(rapidjson::Value(c, a), a);
+      std::string transition = restart::rfc3339(now_());
+      if (mine != nullptr && api::string_at(*mine, {"status"}) == cond_status &&
+          !api::string_at(*mine, {"lastTransitionTime"}).empty())
+        transition = api::string_at(*mine, {"lastTransitionTime"});
+      rapidjson::Value cond(rapidjson::kObjectType);
+      cond.AddMember("type", api::make_string(restart::kHaltedCondition, a), a);
+      cond.AddMember("status", api::make_string(cond_status, a), a);
+      if (const rapidjson::Value* g =
+              object != nullptr ? api::find(*object, "/metadata/generation") : nullptr;
+          g != nullptr && g->IsInt64())
+        cond.AddMember("observedGeneration", rapidjson::Value(g->GetInt64()), a);
+      cond.AddMember("lastTransitionTime", api::make_string(transition, a), a);
+      cond.AddMember("reason", api::make_string(cond_reason, a), a);
+      cond.AddMember("message", api::make_string(cond_message, a), a);
+      conditions.PushBack(cond, a);
+      status.AddMember("conditions", conditions, a);
+    }
+    // status.restarts is compared with what this process last wrote; the condition apart.
+    std::string restarts_body = api::to_json(*api::find_member(status, "restarts"));
     patch.AddMember("status", status, a);
     std::string body = api::to_json(patch);
-    if (last_status_[source] == body) continue;  // unchanged since this process wrote it
+    if (!write_condition && last_status_[source] == restarts_body) continue;  // unchanged
     kube::PatchOptions options;
     options.subresource = "status";
     auto r = co_await client_->patch(*iop_type, ns, name, kube::PatchType::kMerge, body, options);
     if (!r && !r.error().is(kube::ErrorKind::kNotFound)) co_return api::Error{r.error().message};
-    last_status_[source] = body;
+    last_status_[source] = restarts_body;
+    if (write_condition) {
+      last_condition_[source] = cond_key;
+      last_condition_at_[source] = now;
+    }
   }
   co_return api::ok_status();
 }

@@ -18,10 +18,20 @@
 //      their next pod once the previous replacement is Ready. A PodDisruptionBudget's refusal
 //      (429) makes the entry Deferred, naming the budget, retried with backoff. A pass that
 //      does not execute asks the apiserver with dry-run evictions;
+//   1b. watches the health of every workload it restarted (operator/restart/halt.hpp): while
+//      its rollout runs and for `soak` (spec.restarts.canary.soak, else 5m) after this process
+//      saw it complete, a new pod in CrashLoopBackOff, a restarted container, a stalled rollout
+//      or (once rolled out) a new pod not Ready makes the restart failed under failurePolicy;
+//   1c. decides each IstioOperator's wave (halt.hpp): under spec.restarts.canary only the canary
+//      group starts until it rolled out and soaked; a canary's regression halts the wave
+//      (RestartsHalted condition, a Warning Event on the IstioOperator, metrics) and while
+//      halted or paused by hand (meshop.io/restarts-paused) nothing of that IstioOperator
+//      starts. meshop.io/restarts-resume is honoured (the halt and the pause lifted) and
+//      removed; a spec change lifts a halt too;
 //   4. reports: an Event on each workload whose state changed (restarted, skipped, deferred,
-//      failed, manual), metrics meshop_restarts_total{reason,result} and
-//      meshop_stale_workloads{reason}, and `status.restarts` on each IstioOperator whose
-//      policy governed an entry.
+//      failed, manual), metrics meshop_restarts_total{reason,result},
+//      meshop_stale_workloads{reason} and meshop_restarts_halted{istio_operator}, and
+//      `status.restarts` (with `wave`) on each IstioOperator whose policy governed an entry.
 // The pass is level-triggered: everything it needs is in the cluster, so a restarted meshop
 // picks up where the previous one stopped. Memory kept between passes is only what avoids
 // repeating Events.
@@ -44,6 +54,7 @@
 #include "operator/kube/events.hpp"
 #include "operator/metrics/registry.hpp"
 #include "operator/restart/cluster_plan.hpp"
+#include "operator/restart/halt.hpp"
 #include "operator/runtime/controller.hpp"
 #include "operator/runtime/store.hpp"
 
@@ -146,6 +157,11 @@ struct PassReport {
   std::vector<std::string> pods_evicted;   // strategy Evict: pods evicted in this pass
   bool paused = false;
   std::string pause_reason;
+  // Per IstioOperator ("<namespace>/<name>") under a canary policy, paused or resumed: the
+  // wave decision of this pass.
+  std::map<std::string, restart::WaveDecision> waves;
+  bool halted = false;                               // some IstioOperator's wave is halted
+  std::string halt_reason;                           // the first one's why
   std::map<std::string, std::string> engine_errors;  // revision → why it has no engine
   std::vector<std::string> istio_operators;          // "<namespace>/<name>" of every one seen
   // What the plan was computed from (`meshop check` explains it): the view as read, and the
@@ -171,13 +187,25 @@ class RestartsReconciler {
   kube::Task<runtime::Action> reconcile(const std::string& key);
 
  private:
-  kube::Task<api::Status> report_status(const PassReport& report);
+  kube::Task<api::Status> report_status(const PassReport& report, const restart::ClusterView& view);
   // Strategy Evict: evicts e.evict.next (or with `dry_run` asks whether it may go), and turns a
   // refusal by a PodDisruptionBudget into a Deferred entry naming it.
   kube::Task<api::Status> evict_next(restart::PlanEntry& e, const restart::ClusterView& view,
                                      bool dry_run, PassReport& report);
   bool evict_running(const restart::PlanEntry& e, std::chrono::system_clock::time_point now) const;
   void record_transitions(const PassReport& report, const restart::ClusterView& view);
+  // 1b: fails (fail) the restarted workloads whose new pods regressed.
+  void watch_health(PassReport& report, const restart::ClusterView& view,
+                    const std::function<void(const std::string&, const restart::PlanEntry&,
+                                             const std::string&)>& fail);
+  // 1c: the waves; holds the entries they hold.
+  void decide_waves(PassReport& report, const restart::ClusterView& view, bool execute);
+  // Events, metrics and annotation clean-up of the waves' transitions (executing passes).
+  kube::Task<api::Status> apply_waves(const PassReport& report, const restart::ClusterView& view);
+  // Its synchronous part: Events and metrics; returns the IstioOperators whose resume
+  // annotation (source, value) is to be removed.
+  std::vector<std::pair<std::string, std::string>> record_waves(const PassReport& report,
+                                                                const restart::ClusterView& view);
 
   std::shared_ptr<kube::Client> client_;
   RestartsConfig config_;
@@ -219,6 +247,19 @@ class RestartsReconciler {
   // Causes a workload was Deferred for since its last restart, in the order first seen: the
   // next Restarted Event lists them (they are coalesced into that one restart).
   std::map<std::string, std::vector<std::string>> deferred_causes_;
+  // Health watch: when this process saw a workload it restarted complete (key → time).
+  std::map<std::string, std::chrono::system_clock::time_point> completed_at_;
+  // Each IstioOperator's wave as last decided by this process (status.restarts.wave is read
+  // when absent: another process, or a restarted one, decided it).
+  std::map<std::string, restart::WaveState> waves_;
+  // The RestartsHalted condition last written per IstioOperator ("" = none) and when: written
+  // when it changes (a True another writer of status.conditions removed, at most once a minute),
+  // so that a writer that keeps only its own conditions (the install reconciler) is not fought.
+  std::map<std::string, std::string> last_condition_;
+  std::map<std::string, std::chrono::system_clock::time_point> last_condition_at_;
+  // The resume annotation values already honoured (its removal may not be in the cache yet).
+  std::map<std::string, std::string> resumed_;
+  metrics::Family<metrics::Gauge>* halted_ = nullptr;
 };
 
 struct OperatorSetup;

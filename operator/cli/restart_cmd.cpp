@@ -5,8 +5,16 @@
 // person asked; mode Off, opt-outs, PDBs, maintenance windows and control-plane health still
 // hold (under strategy Evict the apiserver's PDB check is asked with dry-run evictions by
 // `plan`, and decides each eviction of `run`). One line per workload event, and a progress line;
-// with --wait until nothing is pending or rolling (or a failure pauses the restarts, or the timeout
-// passes).
+// with --wait until nothing is pending or rolling (or a failure pauses the restarts, a canary
+// regression halts them, or the timeout passes).
+// Under spec.restarts.canary the plan marks the canary group ("Restart (canary)") and prints each
+// wave's phase (Canary, Soaking, Passed, Halted); held entries show as Deferred (waiting for the
+// canary), Halted or Paused.
+// `meshop restart pause [NAME] [--reason TEXT]`: annotates the IstioOperator NAME (default: every
+// one of --control-plane-namespace) with meshop.io/restarts-paused; nothing more of its restarts
+// starts. `meshop restart resume [NAME]`: removes the pause and sets meshop.io/restarts-resume,
+// which the restarts reconciler (`meshop run`, or the next `meshop restart run`) honours by
+// lifting a halt, and removes.
 #include <chrono>
 #include <exception>
 #include <iomanip>
@@ -27,6 +35,8 @@
 #include "operator/cli/commands.hpp"
 #include "operator/cli/restart_pass.hpp"
 #include "operator/kube/config.hpp"
+#include "operator/kube/events.hpp"
+#include "operator/restart/halt.hpp"
 #include "operator/restart/policy.hpp"
 #include "reconcilers/restarts.hpp"
 
@@ -68,6 +78,8 @@ struct RestartOptions {
   std::string control_plane_namespace = "istio-system";
   bool wait = false;
   std::string timeout = "30m";
+  std::string istio_operator;  // pause / resume: "" = every one of control_plane_namespace
+  std::string reason;          // pause
 };
 
 std::string revision_or_dash(const std::string& r) {
@@ -99,9 +111,19 @@ rapidjson::Document plan_json(const reconcilers::PassReport& report) {
     item.AddMember("mode", str(restart::mode_name(e.policy.mode)), a);
     item.AddMember("strategy", str(restart::strategy_name(e.policy.strategy)), a);
     item.AddMember("minInterval", str(restart::go_duration(e.policy.min_interval)), a);
+    item.AddMember("canary", e.canary, a);
     items.PushBack(item, a);
   }
   d.AddMember("workloads", items, a);
+  rapidjson::Value waves(rapidjson::kObjectType);
+  for (const auto& [source, w] : report.waves) {
+    rapidjson::Value v = restart::wave_to_json(w.next, a);
+    v.AddMember("halted", w.next.phase == restart::WavePhase::kHalted, a);
+    v.AddMember("held", w.hold_all || w.hold_others, a);
+    v.AddMember("why", str(w.why), a);
+    waves.AddMember(str(source), v, a);
+  }
+  d.AddMember("waves", waves, a);
   rapidjson::Value errors(rapidjson::kObjectType);
   for (const auto& [rev, why] : report.engine_errors)
     errors.AddMember(str(rev), str(why), a);
@@ -118,13 +140,27 @@ void print_table(const reconcilers::PassReport& report, std::ostream& out) {
                     e.plan.reason ? std::string(restart::reason_name(*e.plan.reason)) : "-",
                     revision_or_dash(e.plan.current_revision) + " -> " +
                         revision_or_dash(e.plan.target_revision),
-                    std::string(restart::action_name(e.action)),
+                    std::string(restart::action_name(e.action)) + (e.canary ? " (canary)" : ""),
                     std::string(restart::strategy_name(e.policy.strategy)), entry_message(e)});
   }
   if (rows.size() == 1) {
     out << "No stale workloads: every pod matches what injection gives it now.\n";
   } else {
     write_table(rows, out);
+  }
+  for (const auto& [source, w] : report.waves) {
+    if (w.next.phase == restart::WavePhase::kNone && !w.hold_all) continue;
+    out << "IstioOperator " << source << ": wave "
+        << (w.hold_all && w.next.phase != restart::WavePhase::kHalted
+                ? std::string("Paused")
+                : std::string(restart::wave_phase_name(w.next.phase)));
+    std::string canary;
+    for (const std::string& k : w.next.canary)
+      canary += (canary.empty() ? "" : ", ") + k;
+    if (!canary.empty()) out << ", canary group: " << canary;
+    const std::string& why = w.why.empty() ? w.next.message : w.why;
+    if (!why.empty()) out << "; " << why;
+    out << '\n';
   }
   for (const auto& [rev, why] : report.engine_errors)
     out << "warning: revision " << rev << ": " << why << '\n';
@@ -173,7 +209,12 @@ int run_command(const RestartOptions& o, std::ostream& out, std::ostream& err) {
   rc.namespace_filter = o.ns;
   rc.control_plane_namespace = o.control_plane_namespace;
   rc.run_dry_run_entries = true;
-  reconcilers::RestartsReconciler reconciler(client, rc);
+  // A person's restarts are recorded as the operator's are (Events on workloads and, for a halt,
+  // on the IstioOperator); each pass's io_context run writes them.
+  kube::EventRecorderOptions eo;
+  eo.controller = "meshop";
+  reconcilers::RestartsReconciler reconciler(client, rc, nullptr,
+                                             kube::EventRecorder::create(client, eo));
 
   const auto deadline = std::chrono::steady_clock::now() + *timeout;
   std::set<std::string> started, completed, reported_failed, reported_other;
@@ -231,6 +272,18 @@ int run_command(const RestartOptions& o, std::ostream& out, std::ostream& err) {
           << '\n';
     }
     out.flush();
+    if (r.halted) {
+      err << "Halted: " << r.halt_reason << '\n';
+      return kExitError;
+    }
+    bool held_by_hand = false;
+    for (const restart::PlanEntry& e : r.plan)
+      held_by_hand = held_by_hand || e.action == Action::kPaused;
+    if (held_by_hand && rolling == 0) {
+      for (const auto& [source, w] : r.waves)
+        if (w.hold_all) err << "Paused: IstioOperator " << source << ": " << w.why << '\n';
+      return kExitError;
+    }
     if (r.paused) {
       err << "Paused: " << r.pause_reason << '\n';
       return kExitError;
@@ -244,6 +297,99 @@ int run_command(const RestartOptions& o, std::ostream& out, std::ostream& err) {
     }
     std::this_thread::sleep_for(std::chrono::seconds(2));
   }
+}
+
+// Merge-patches the annotations of the IstioOperator `o.istio_operator` (or of every one in the
+// control-plane namespace) with `annotations` (JSON object; null values remove).
+int annotate_command(const RestartOptions& o, const std::string& annotations, const char* verb,
+                     std::ostream& out, std::ostream& err) {
+  boost::asio::io_context ioc;
+  auto client = make_client(o, ioc, err);
+  if (!client) return kExitError;
+  std::vector<std::string> done;
+  std::string error;
+  auto body = [](std::shared_ptr<kube::Client> c, const RestartOptions* opt, std::string patch,
+                 std::vector<std::string>* names, std::string* failure) -> kube::Task<void> {
+    auto type = co_await c->discover("install.istio.io/v1alpha1", "IstioOperator");
+    if (!type) {
+      *failure = "the IstioOperator CRD is not installed: " + type.error().message;
+      co_return;
+    }
+    std::vector<std::string> targets;
+    if (!opt->istio_operator.empty()) {
+      targets.push_back(opt->istio_operator);
+    } else {
+      auto list = co_await c->list_all(*type, opt->control_plane_namespace);
+      if (!list) {
+        *failure = list.error().message;
+        co_return;
+      }
+      for (const rapidjson::Value& item : list->list["items"].GetArray())
+        targets.push_back(api::string_at(item, {"metadata", "name"}));
+      if (targets.empty()) {
+        *failure = "no IstioOperator in namespace " + opt->control_plane_namespace;
+        co_return;
+      }
+    }
+    for (const std::string& name : targets) {
+      auto r = co_await c->patch(*type, opt->control_plane_namespace, name, kube::PatchType::kMerge,
+                                 patch);
+      if (!r) {
+        *failure =
+            "IstioOperator " + opt->control_plane_namespace + "/" + name + ": " + r.error().message;
+        co_return;
+      }
+      names->push_back(opt->control_plane_namespace + "/" + name);
+    }
+  };
+  std::exception_ptr failure;
+  boost::asio::co_spawn(
+      ioc, body(client, &o, R"({"metadata":{"annotations":)" + annotations + "}}", &done, &error),
+      [&failure](std::exception_ptr e) { failure = e; });
+  ioc.run();
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  for (const std::string& name : done)
+    out << verb << " IstioOperator " << name << '\n';
+  if (!error.empty()) {
+    err << "Error: " << error << '\n';
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+std::string json_string(const std::string& s) {
+  rapidjson::Document d;
+  d.SetString(s.c_str(), static_cast<rapidjson::SizeType>(s.size()), d.GetAllocator());
+  return api::to_json(d);
+}
+
+int pause_command(const RestartOptions& o, std::ostream& out, std::ostream& err) {
+  std::string reason = o.reason.empty()
+                           ? "paused at " + restart::rfc3339(std::chrono::system_clock::now())
+                           : o.reason;
+  return annotate_command(
+      o,
+      "{" + json_string(std::string(restart::kPauseAnnotation)) + ":" + json_string(reason) + "}",
+      "paused", out, err);
+}
+
+int resume_command(const RestartOptions& o, std::ostream& out, std::ostream& err) {
+  std::string when = restart::rfc3339(std::chrono::system_clock::now());
+  int rc = annotate_command(o,
+                            "{" + json_string(std::string(restart::kPauseAnnotation)) + ":null," +
+                                json_string(std::string(restart::kResumeAnnotation)) + ":" +
+                                json_string(when) + "}",
+                            "resumed", out, err);
+  if (rc == kExitOk)
+    out << "The restarts reconciler (meshop run, or the next meshop restart run) lifts a halt and "
+           "removes the annotation.\n";
+  return rc;
 }
 
 void add_common(CLI::App* cmd, RestartOptions* o) {
@@ -283,6 +429,27 @@ void add_restart_command(CLI::App& root, Context& ctx) {
       ->capture_default_str();
   run->callback([&ctx, run_opts] {
     ctx.action = [&ctx, run_opts] { return run_command(*run_opts, ctx.out, ctx.err); };
+  });
+
+  auto pause_opts = std::make_shared<RestartOptions>();
+  CLI::App* pause = group->add_subcommand(
+      "pause", "Pause the restarts of an IstioOperator's policy by hand (until resume)");
+  add_common(pause, pause_opts.get());
+  pause->add_option("name", pause_opts->istio_operator,
+                    "IstioOperator (default: every one of --control-plane-namespace)");
+  pause->add_option("--reason", pause_opts->reason, "Why (the annotation's value)");
+  pause->callback([&ctx, pause_opts] {
+    ctx.action = [&ctx, pause_opts] { return pause_command(*pause_opts, ctx.out, ctx.err); };
+  });
+
+  auto resume_opts = std::make_shared<RestartOptions>();
+  CLI::App* resume = group->add_subcommand(
+      "resume", "Resume restarts paused by hand or halted by a canary regression");
+  add_common(resume, resume_opts.get());
+  resume->add_option("name", resume_opts->istio_operator,
+                     "IstioOperator (default: every one of --control-plane-namespace)");
+  resume->callback([&ctx, resume_opts] {
+    ctx.action = [&ctx, resume_opts] { return resume_command(*resume_opts, ctx.out, ctx.err); };
   });
 }
 

@@ -96,6 +96,10 @@ std::string_view action_name(Action a) {
       return "ManualRestartNeeded";
     case Action::kBlocked:
       return "Blocked";
+    case Action::kHalted:
+      return "Halted";
+    case Action::kPaused:
+      return "Paused";
   }
   return "Unknown";
 }

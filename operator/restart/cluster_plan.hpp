@@ -125,6 +125,10 @@ enum class Action {
                   // or its eviction wave is under way (Evict)
   kManual,        // stale Job/CronJob/Pod: a person must restart it
   kBlocked,       // conflict, unknown revision or an invalid policy
+  // Set by the restarts executor from the wave of its IstioOperator (halt.hpp), not by
+  // plan_cluster:
+  kHalted,  // a canary regressed: nothing of this IstioOperator starts until resumed
+  kPaused,  // paused by hand (`meshop restart pause`)
 };
 std::string_view action_name(Action a);
 
@@ -138,6 +142,8 @@ struct PlanEntry {
   // Strategy Evict, a stale restartable workload: the next step of its wave (evict.hpp). The
   // executor evicts `evict.next` for kRestart (once admitted) and kInProgress entries.
   EvictStep evict;
+  // A member of its wave's canary group (halt.hpp): restarted first, then soaked.
+  bool canary = false;
 };
 
 struct ClusterPlanOptions {

@@ -46,6 +46,38 @@ bool day_listed(const std::vector<int>& days, int d) {
 
 }  // namespace
 
+api::Result<CanaryPolicy> parse_canary(const rapidjson::Value& v, const std::string& path) {
+  if (!v.IsObject()) return api::Error{path + ": expected an object"};
+  CanaryPolicy c;
+  for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) {
+    std::string key = it->name.GetString();
+    const rapidjson::Value& f = it->value;
+    std::string field = path + "." + key;
+    if (key == "count") {
+      if (!f.IsInt()) return api::Error{field + ": expected an integer"};
+      if (f.GetInt() < 1)
+        return api::Error{field + ": must be at least 1, got " + std::to_string(f.GetInt())};
+      c.count = f.GetInt();
+    } else if (key == "selector") {
+      if (!f.IsObject())
+        return api::Error{field + ": expected a label selector (matchLabels, matchExpressions)"};
+      auto s = api::LabelSelector::from_json(f, field);
+      if (!s) return api::Error{s.message()};
+      c.selector = std::move(*s);
+    } else if (key == "soak") {
+      if (!f.IsString()) return api::Error{field + ": expected a duration string such as 5m"};
+      auto d = parse_go_duration(f.GetString());
+      if (!d) return api::Error{field + ": " + d.message()};
+      c.soak = std::chrono::duration_cast<std::chrono::seconds>(*d);
+    } else {
+      return api::Error{field + ": unknown field"};
+    }
+  }
+  if (c.count && c.selector) return api::Error{path + ": set either count or selector, not both"};
+  if (!c.count && !c.selector) return api::Error{path + ": set count or selector"};
+  return c;
+}
+
 std::string_view mode_name(Mode m) {
   switch (m) {
     case Mode::kAuto:
@@ -156,6 +188,10 @@ api::Result<Policy> parse_policy(const rapidjson::Value* restarts) {
       auto d = parse_go_duration(v.GetString());
       if (!d) return api::Error{path + ": " + d.message()};
       p.min_interval = std::chrono::duration_cast<std::chrono::seconds>(*d);
+    } else if (key == "canary") {
+      auto c = parse_canary(v, path);
+      if (!c) return c.error();
+      p.canary = std::move(*c);
     } else if (key == "failurePolicy") {
       std::string f = v.IsString() ? v.GetString() : "";
       if (f == "Pause")

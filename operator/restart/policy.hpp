@@ -13,6 +13,7 @@
 
 #include <rapidjson/document.h>
 
+#include "api/label_selector.hpp"
 #include "api/result.hpp"
 #include "operator/restart/planner.hpp"
 
@@ -42,6 +43,14 @@ struct MaintenanceWindow {
   SystemTime next_open(SystemTime t) const;
 };
 
+// spec.restarts.canary: which of a wave's workloads restart first, and how long they must stay
+// healthy before the others start (halt.hpp decides). Exactly one of count and selector.
+struct CanaryPolicy {
+  std::optional<int> count;                    // the first N workloads of the wave (plan order)
+  std::optional<api::LabelSelector> selector;  // the wave's workloads whose labels match
+  std::chrono::seconds soak = std::chrono::minutes(5);
+};
+
 struct Policy {
   Mode mode = Mode::kDryRun;
   Strategy strategy = Strategy::kRollout;
@@ -54,6 +63,7 @@ struct Policy {
   // Flap limit: a workload is restarted at most once per min_interval, whatever causes arrive
   // meanwhile (0 = no limit). A cause inside the interval is Deferred to its end.
   std::chrono::seconds min_interval = std::chrono::minutes(10);
+  std::optional<CanaryPolicy> canary;
 };
 
 // When meshop last restarted a workload, and for which cause.
@@ -74,6 +84,9 @@ std::optional<std::string> flap_deferral(const std::optional<LastRestart>& last,
 // these already, this guards objects written before it or through `kubectl replace
 // --validate=false`.
 api::Result<Policy> parse_policy(const rapidjson::Value* restarts);
+// spec.restarts.canary (`path` prefixes the errors): count >= 1 or a label selector, not both;
+// soak a duration (default 5m).
+api::Result<CanaryPolicy> parse_canary(const rapidjson::Value& canary, const std::string& path);
 
 // "1h30m", "10m", "45s", "0s" (for people; parse_go_duration reads it back).
 std::string go_duration(std::chrono::seconds d);

@@ -101,15 +101,38 @@ void project_pod(rapidjson::Document& pod) {
     }
     out.AddMember("spec", s, a);
   }
+  rapidjson::Value status(rapidjson::kObjectType);
   if (const rapidjson::Value* conds = api::find(pod, "/status/conditions");
       conds != nullptr && conds->IsArray()) {
     rapidjson::Value kept(rapidjson::kArrayType);
     for (const rapidjson::Value& c : conds->GetArray())
-      if (api::string_at(c, {"type"}) == "Ready") kept.PushBack(pick(c, {"type", "status"}, a), a);
-    rapidjson::Value status(rapidjson::kObjectType);
+      if (api::string_at(c, {"type"}) == "Ready")
+        kept.PushBack(pick(c, {"type", "status", "reason", "message"}, a), a);
     status.AddMember("conditions", kept, a);
-    out.AddMember("status", status, a);
   }
+  // The health watch after a restart (halt.hpp): restarts and CrashLoopBackOff per container.
+  const rapidjson::Value* pod_status = api::find_member(pod, "status");
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    const rapidjson::Value* cs = pod_status != nullptr && pod_status->IsObject()
+                                     ? api::find_member(*pod_status, list)
+                                     : nullptr;
+    if (cs == nullptr || !cs->IsArray()) continue;
+    rapidjson::Value kept(rapidjson::kArrayType);
+    for (const rapidjson::Value& c : cs->GetArray()) {
+      rapidjson::Value k = pick(c, {"name", "restartCount"}, a);
+      if (const rapidjson::Value* reason = api::find(c, "/state/waiting/reason");
+          reason != nullptr) {
+        rapidjson::Value waiting(rapidjson::kObjectType);
+        waiting.AddMember("reason", rapidjson::Value(*reason, a), a);
+        rapidjson::Value state(rapidjson::kObjectType);
+        state.AddMember("waiting", waiting, a);
+        k.AddMember("state", state, a);
+      }
+      kept.PushBack(k, a);
+    }
+    status.AddMember(rapidjson::StringRef(list), kept, a);
+  }
+  if (status.MemberCount() > 0) out.AddMember("status", status, a);
   pod.Swap(out);
 }
 

@@ -4,7 +4,9 @@
 // Readers of a Pod: observe_pod (the sidecar.istio.io/status and meshop.io/injector-fingerprint
 // annotations, the istio-proxy container's image), the plan's ownership walk (kind,
 // metadata.{name,namespace,uid}, the controller owner reference), the restarts executor
-// (metadata.creationTimestamp, metadata.deletionTimestamp, the Ready condition, owner uids)
+// (metadata.creationTimestamp, metadata.deletionTimestamp, the Ready condition, owner uids,
+// and for the health watch after a restart each container's name, restartCount and waiting
+// reason)
 // and the revisions reconciler (namespace, deletionTimestamp, the status annotation). A pod no
 // controller owns is a workload of its own: the injection engine decides for it as it is, so it
 // is kept whole (managedFields and the last-applied annotation dropped).

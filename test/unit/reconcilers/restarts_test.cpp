@@ -397,5 +397,110 @@ TEST_F(RestartsPass, ARestartNeverShownIsForgottenAfterTheRolloutTimeout) {
   EXPECT_EQ(started_total(), "2");
 }
 
+// A halted wave (status.restarts.wave, as a previous process left it) starts nothing, shows its
+// entries as Halted and reports the condition and the metric; the resume annotation lifts it,
+// the workload is restarted in the same pass and the annotation is removed.
+class RestartsHalt : public RestartsPass {
+ protected:
+  void SetUp() override {
+    RestartsPass::SetUp();
+    auto scripted = server_.handler;
+    server_.handler = [this, scripted](const kube::fake::Exchange& ex) {
+      using kube::fake::response;
+      const std::string iop =
+          "/apis/install.istio.io/v1alpha1/namespaces/istio-system/istiooperators/canary";
+      if (ex.method == "PATCH" && ex.target == iop + "/status") status_patches_.push_back(ex.body);
+      if (ex.method == "PATCH" && ex.target == iop) {
+        iop_patches_.push_back(ex.body);
+        return kube::fake::Script{{response(200, R"({"kind":"IstioOperator"})")}};
+      }
+      return scripted(ex);
+    };
+  }
+
+  void set_iop(const std::string& annotations) {
+    iops_.replace(docs({R"({"apiVersion":"install.istio.io/v1alpha1","kind":"IstioOperator",
+        "metadata":{"namespace":"istio-system","name":"canary","generation":3,
+          "annotations":)" +
+                        annotations + R"(},
+        "spec":{"revision":"canary","restarts":{"mode":"Auto","maxConcurrent":1,
+          "minInterval":"0s","rolloutTimeout":"2m","canary":{"count":1,"soak":"1m"}}},
+        "status":{"status":"HEALTHY","restarts":{"wave":{"phase":"Halted",
+          "canary":["Deployment/other/db"],"generation":3,"haltedWorkload":"Deployment/other/db",
+          "haltReason":"CanaryNotReady","message":"canary Deployment/other/db regressed: pod db-1 is not Ready"}}}})"}));
+  }
+
+  std::string halted_gauge() const {
+    const std::string text = registry_.expose();
+    const std::string series = R"(meshop_restarts_halted{istio_operator="istio-system/canary"} )";
+    auto at = text.find(series);
+    if (at == std::string::npos) return "absent";
+    at += series.size();
+    return text.substr(at, text.find('\n', at) - at);
+  }
+
+  std::vector<std::string> status_patches_, iop_patches_;
+};
+
+TEST_F(RestartsHalt, HaltedNothingStartsAndTheConditionSaysWhy) {
+  set_iop("{}");
+  auto r = reconciler();
+  auto report = pass(*r);
+  ASSERT_TRUE(report.ok()) << report.message();
+  EXPECT_TRUE(report->started.empty());
+  EXPECT_EQ(restart_patches_, 0);
+  ASSERT_EQ(report->plan.size(), 1u);
+  EXPECT_EQ(report->plan[0].action, restart::Action::kHalted);
+  EXPECT_NE(report->plan[0].why.find("restarts halted: canary Deployment/other/db regressed"),
+            std::string::npos)
+      << report->plan[0].why;
+  EXPECT_TRUE(report->halted);
+  EXPECT_EQ(halted_gauge(), "1");
+  ASSERT_EQ(status_patches_.size(), 1u);
+  rapidjson::Document status = json(status_patches_[0]);
+  EXPECT_TRUE(status["status"]["restarts"]["halted"].GetBool());
+  const rapidjson::Value& conds = status["status"]["conditions"];
+  ASSERT_EQ(conds.Size(), 1u);
+  EXPECT_EQ(api::string_at(conds[0], {"type"}), "RestartsHalted");
+  EXPECT_EQ(api::string_at(conds[0], {"status"}), "True");
+  EXPECT_EQ(api::string_at(conds[0], {"reason"}), "CanaryNotReady");
+  EXPECT_EQ(conds[0]["observedGeneration"].GetInt64(), 3);
+  EXPECT_TRUE(iop_patches_.empty()) << "no annotation to remove";
+
+  // Another pass: still halted, nothing written again.
+  now_ += std::chrono::seconds(2);
+  auto again = pass(*r);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(restart_patches_, 0);
+  EXPECT_EQ(status_patches_.size(), 1u);
+}
+
+TEST_F(RestartsHalt, ResumeLiftsTheHaltRestartsAndRemovesTheAnnotation) {
+  set_iop(R"({"meshop.io/restarts-resume":"2026-12-03T14:00:00Z",
+      "meshop.io/restarts-paused":"by hand"})");
+  auto r = reconciler();
+  auto report = pass(*r);
+  ASSERT_TRUE(report.ok()) << report.message();
+  EXPECT_FALSE(report->halted);
+  EXPECT_EQ(report->started, (std::vector<std::string>{"Deployment/apps/web"}));
+  EXPECT_EQ(restart_patches_, 1);
+  EXPECT_EQ(halted_gauge(), "0");
+  ASSERT_EQ(iop_patches_.size(), 1u);
+  EXPECT_EQ(iop_patches_[0], R"({"metadata":{"annotations":{"meshop.io/restarts-resume":null,)"
+                             R"("meshop.io/restarts-paused":null}}})");
+  ASSERT_EQ(status_patches_.size(), 1u);
+  rapidjson::Document status = json(status_patches_[0]);
+  const rapidjson::Value& conds = status["status"]["conditions"];
+  ASSERT_EQ(conds.Size(), 1u);
+  EXPECT_EQ(api::string_at(conds[0], {"status"}), "False");
+  EXPECT_EQ(api::string_at(conds[0], {"reason"}), "Resumed");
+  EXPECT_EQ(api::string_at(status["status"]["restarts"]["wave"], {"phase"}), "Passed");
+
+  // The store still shows the annotation (its removal not seen yet): honoured once only.
+  now_ += std::chrono::seconds(2);
+  ASSERT_TRUE(pass(*r).ok());
+  EXPECT_EQ(iop_patches_.size(), 1u);
+}
+
 }  // namespace
 }  // namespace meshop::reconcilers

@@ -88,6 +88,15 @@ TEST(Policy, ErrorsNameTheField) {
       {R"({"maintenanceWindow":{"start":"01:00","end":"02:00","days":["Monday"]}})",
        "spec.restarts.maintenanceWindow.days[0]"},
       {R"({"maxConcurent":2})", "spec.restarts.maxConcurent"},
+      {R"({"canary":{"count":0}})", "spec.restarts.canary.count"},
+      {R"({"canary":{"count":"1"}})", "spec.restarts.canary.count"},
+      {R"({"canary":{"count":1,"selector":{"matchLabels":{"a":"b"}}}})", "spec.restarts.canary"},
+      {R"({"canary":{"soak":"5m"}})", "spec.restarts.canary"},
+      {R"({"canary":{"count":1,"soak":"5 minutes"}})", "spec.restarts.canary.soak"},
+      {R"({"canary":{"count":1,"soak":300}})", "spec.restarts.canary.soak"},
+      {R"({"canary":{"selector":"app=a"}})", "spec.restarts.canary.selector"},
+      {R"({"canary":{"count":1,"sok":"1m"}})", "spec.restarts.canary.sok"},
+      {R"({"canary":[1]})", "spec.restarts.canary"},
   };
   for (const Case& c : cases) {
     auto doc = parse(c.json);
@@ -95,6 +104,30 @@ TEST(Policy, ErrorsNameTheField) {
     ASSERT_FALSE(p.ok()) << c.json;
     EXPECT_EQ(p.message().rfind(std::string(c.field) + ":", 0), 0u) << p.message();
   }
+}
+
+TEST(Policy, CanaryByCountOrSelectorWithSoak) {
+  auto by_count = parse(R"({"canary":{"count":2}})");
+  auto p = parse_policy(&by_count);
+  ASSERT_TRUE(p.ok()) << p.message();
+  ASSERT_TRUE(p->canary);
+  EXPECT_EQ(p->canary->count, 2);
+  EXPECT_FALSE(p->canary->selector);
+  EXPECT_EQ(p->canary->soak, 5min) << "the default soak";
+  auto by_selector =
+      parse(R"({"canary":{"selector":{"matchLabels":{"tier":"canary"}},"soak":"90s"}})");
+  p = parse_policy(&by_selector);
+  ASSERT_TRUE(p.ok()) << p.message();
+  ASSERT_TRUE(p->canary && p->canary->selector);
+  EXPECT_EQ(p->canary->selector->to_string(), "tier=canary");
+  EXPECT_EQ(p->canary->soak, 90s);
+  auto bad_selector =
+      parse(R"({"canary":{"selector":{"matchExpressions":[{"key":"a","operator":"In"}]}}})");
+  p = parse_policy(&bad_selector);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.message().rfind("spec.restarts.canary.selector.matchExpressions[0]", 0), 0u)
+      << p.message();
+  EXPECT_FALSE(parse_policy(nullptr)->canary) << "no canary unless asked";
 }
 
 TEST(Policy, MinIntervalZeroTurnsTheFlapLimitOff) {

@@ -41,7 +41,9 @@ rapidjson::Document api_pod(const std::string& json, const std::string& ns, cons
   d.AddMember("status",
               rapidjson::Value(parse(R"({"phase":"Running","podIP":"10.0.0.1",
       "conditions":[{"type":"Initialized","status":"True"},{"type":"Ready","status":"True",
-      "lastTransitionTime":"2026-12-01T10:00:01Z"}]})"),
+      "lastTransitionTime":"2026-12-01T10:00:01Z"}],
+      "containerStatuses":[{"name":"app","restartCount":2,"image":"app:1","ready":false,
+      "state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 10s"}}}]})"),
                                a),
               a);
   return d;
@@ -58,13 +60,16 @@ TEST(ProjectPod, KeepsWhatThePlannersReadAndDropsTheRest) {
        {"/metadata/name", "/metadata/namespace", "/metadata/uid", "/metadata/resourceVersion",
         "/metadata/creationTimestamp", "/metadata/deletionTimestamp", "/metadata/labels/app",
         "/metadata/ownerReferences/0/uid", "/metadata/ownerReferences/0/controller",
-        "/spec/containers/1/image", "/status/conditions/0/status"})
+        "/spec/containers/1/image", "/status/conditions/0/status",
+        "/status/containerStatuses/0/name", "/status/containerStatuses/0/restartCount",
+        "/status/containerStatuses/0/state/waiting/reason"})
     EXPECT_NE(api::find(p, kept), nullptr) << kept;
   for (const char* dropped :
        {"/metadata/managedFields", "/metadata/annotations/prometheus.io~1scrape",
         "/metadata/ownerReferences/0/blockOwnerDeletion", "/spec/nodeName", "/spec/volumes",
         "/spec/containers/0/env", "/status/phase", "/status/podIP", "/status/conditions/1",
-        "/status/conditions/0/lastTransitionTime"})
+        "/status/conditions/0/lastTransitionTime", "/status/containerStatuses/0/image",
+        "/status/containerStatuses/0/state/waiting/message"})
     EXPECT_EQ(api::find(p, dropped), nullptr) << dropped;
   EXPECT_EQ(api::string_at(*api::find(p, "/status/conditions/0"), {"type"}), "Ready");
   PodState after = observe_pod(p);
