@@ -5,7 +5,9 @@
 # and end-to-end tests against a real local control plane (started and torn down by ctest).
 # The libFuzzer targets (YAML reader, template engine, injection, renderer, webhook HTTP) run
 # for MESHOP_FUZZ_SECONDS each
-# (default 60) in a separate clang build before ctest.
+# (default 60) in a separate clang build before ctest; in that build, hack/sanitize.sh runs the
+# unit tests of the webhook, injection, YAML/JSON, kube client and Helm code under
+# ASan, LSan and UBSan.
 #   hack/test.sh            everything
 #   hack/test.sh -L unit    only the unit tests (any ctest arguments are passed on; fuzzing
 #                           then runs only if MESHOP_FUZZ_SECONDS is set)
@@ -32,6 +34,8 @@ if [ $# -eq 0 ] || [ -n "${MESHOP_FUZZ_SECONDS:-}" ]; then
   # budget); exploratory fuzzing is `hack/fuzz.sh SECONDS` without these.
   MESHOP_FUZZ_SEED=${MESHOP_FUZZ_SEED:-1} MESHOP_FUZZ_RUNS=${MESHOP_FUZZ_RUNS:-100000} \
     bash hack/fuzz.sh "${MESHOP_FUZZ_SECONDS:-60}"
+  step "sanitizers (ASan, LSan, UBSan over the unit tests of the input-facing code)"
+  bash hack/sanitize.sh
 fi
 step "ctest"
 # e2e tests share one cluster (RESOURCE_LOCK); unit tests run two at a time.
