@@ -341,6 +341,16 @@ std::string status_patch(const StatusReport& report, std::int64_t generation,
     cond.AddMember("message", str(c.message), a);
     conditions.PushBack(cond, a);
   }
+  // Conditions of other types are other reconcilers' (the restarts reconciler's RestartsHalted):
+  // written back as they are, since a merge patch replaces the whole list.
+  if (current_conditions != nullptr && current_conditions->IsArray())
+    for (const api::Value& c : current_conditions->GetArray()) {
+      std::string type = c.IsObject() ? api::string_at(c, {"type"}) : "";
+      bool ours = false;
+      for (const api::Value& mine : conditions.GetArray())
+        ours = ours || api::string_at(mine, {"type"}) == type;
+      if (!type.empty() && !ours) conditions.PushBack(api::Value(c, a), a);
+    }
 
   // Unchanged? Compare with what is there, key by key (other reconcilers' keys ignored).
   if (current_status != nullptr && current_status->IsObject()) {

@@ -218,5 +218,30 @@ TEST(InstallStatusPatch, KeepsTransitionTimeWhileConditionHoldsAndDropsOldCompon
   EXPECT_EQ(api::string_at(third["status"], {"message"}), "boom");
 }
 
+TEST(InstallStatusPatch, KeepsOtherReconcilersConditions) {
+  // The restarts reconciler's RestartsHalted lives in the same list; a merge patch replaces the
+  // list, so install writes it back unchanged (and an unchanged status is still no write).
+  StatusReport healthy;
+  healthy.state = InstallState::kHealthy;
+  healthy.components["Pilot"].state = InstallState::kHealthy;
+  auto first = parse(status_patch(healthy, 1, nullptr, "2026-01-01T00:00:00Z"));
+  rapidjson::Document live(rapidjson::kObjectType);
+  live.CopyFrom(first, live.GetAllocator());
+  auto& a = live.GetAllocator();
+  auto halted = parse(R"({"type":"RestartsHalted","status":"True","reason":"CanaryNotReady",
+                          "message":"Deployment/shop/web: pod web-1 not Ready"})");
+  live["status"]["conditions"].PushBack(rapidjson::Value(halted, a), a);
+  EXPECT_EQ(status_patch(healthy, 1, &live["status"], "2026-01-02T00:00:00Z"), "");
+
+  StatusReport broken;
+  broken.state = InstallState::kError;
+  broken.message = "boom";
+  auto patch = parse(status_patch(broken, 1, &live["status"], "2026-01-02T00:00:00Z"));
+  const auto& conditions = patch["status"]["conditions"];
+  ASSERT_EQ(conditions.Size(), 3u);
+  EXPECT_EQ(api::string_at(conditions[2], {"type"}), "RestartsHalted");
+  EXPECT_EQ(api::string_at(conditions[2], {"reason"}), "CanaryNotReady");
+}
+
 }  // namespace
 }  // namespace meshop::reconcilers
