@@ -38,11 +38,7 @@ cleanup() {
 trap cleanup EXIT
 
 operator_setup "$cp"
-"${MESHOP_AS_SA[@]}" "$MESHOP_BIN" run --local --namespace "$cp" --native-sidecars false \
-  --restarts=false --webhook-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" \
-  >"$work/run.log" 2>&1 &
-run_pid=$!
-wait_for 60 "meshop run ready" curl -sf "http://127.0.0.1:$((port + 1))/readyz"
+operator_start "$port"
 
 is_healthy() { [ "$(kubectl -n "$cp" get istiooperator "$1" -o jsonpath='{.status.status}')" = HEALTHY ]; }
 gone() { ! kubectl get "$@" >/dev/null 2>&1; }
