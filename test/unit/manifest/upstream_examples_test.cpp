@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "operator/manifest/render.hpp"
+#include "operator/manifest/istioctl_pipeline.hpp"
 #include "test/unit/manifest/test_support.hpp"
 
 namespace meshop::manifest {
@@ -62,9 +62,9 @@ TEST(UpstreamExamples, EveryIstioOperatorExampleRenders) {
   int rendered = 0;
   for (const fs::path& f : files) {
     std::string rel = fs::relative(f, module).string();
-    RenderInputs in;
+    istioctl::PipelineInputs in;
     in.files.push_back({rel, read(f)});
-    auto r = render(in);
+    auto r = istioctl::generate(in);
     if (invalid_on_purpose().contains(rel)) {
       EXPECT_FALSE(r.ok()) << rel << " is invalid upstream but rendered";
       continue;
