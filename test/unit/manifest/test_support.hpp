@@ -44,14 +44,19 @@ inline std::string istio_module() {
 }
 
 // `meshop manifest generate -f file1 -f file2 ... --set flag ... [--revision r]` over the
-// default bundled chart set (istioctl's pipeline over Istio's own charts).
+// default bundled chart set (istioctl's pipeline over Istio's own charts). A file without
+// `kind: IstioOperator` gets the IstioOperator apiVersion and kind prepended (istioctl refuses a
+// file without them).
 inline api::Result<RenderResult> render_texts(std::vector<std::string> files,
                                               std::vector<std::string> flags = {},
                                               std::string revision = {}) {
   istioctl::PipelineInputs in;
   int i = 0;
-  for (std::string& f : files)
+  for (std::string& f : files) {
+    if (f.find("kind: IstioOperator") == std::string::npos)
+      f = "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\n" + f;
     in.files.push_back({"file" + std::to_string(++i), std::move(f)});
+  }
   in.set_flags = std::move(flags);
   in.revision = std::move(revision);
   auto generated = istioctl::generate(in);
