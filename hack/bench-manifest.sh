@@ -7,8 +7,9 @@
 #             charts and profiles of the pinned module through istioctl's pipeline, the output
 #             the oracle prints (object for object: ctest -R manifest_differential); the ratio
 #             that compares like with like
-#   builtin   `meshop manifest generate` without --manifests: meshop's hand-written components
-#             (what install applies today; not the same objects, no CRDs), for reference
+#   builtin   `meshop manifest generate` without --manifests: the default bundled chart set
+#             compiled into the binary (what install applies; the same charts, the bundled
+#             version's hub and tag)
 #
 #   hack/bench-manifest.sh [BUILD_DIR] [-n 20]
 #

@@ -20,7 +20,6 @@
 #include "operator/cli/commands.hpp"
 #include "operator/cli/manifest_inputs.hpp"
 #include "operator/manifest/istioctl_pipeline.hpp"
-#include "operator/manifest/render.hpp"
 
 namespace meshop::cli {
 namespace {
@@ -52,18 +51,14 @@ bool check_chart_set(const std::string& dir, std::ostream& err) {
 
 int write_output(const std::string& text, const GenerateOptions& opts, Context& ctx);
 
-int generate_istioctl(const GenerateOptions& opts, const manifest::RenderInputs& read,
+int generate_istioctl(const GenerateOptions& opts, manifest::istioctl::PipelineInputs inputs,
                       Context& ctx) {
   if (!opts.manifests.empty() && !opts.version.empty()) {
     ctx.err << "Error: --manifests and --version both name a chart set; give one\n";
     return kExitError;
   }
   if (!opts.manifests.empty() && !check_chart_set(opts.manifests, ctx.err)) return kExitError;
-  manifest::istioctl::PipelineInputs inputs;
   inputs.version = opts.version;
-  inputs.files = read.files;
-  inputs.set_flags = read.set_flags;
-  inputs.revision = read.revision;
   inputs.manifests = opts.manifests;
   inputs.force = opts.force;
   auto result = manifest::istioctl::generate(inputs);
@@ -77,9 +72,9 @@ int generate_istioctl(const GenerateOptions& opts, const manifest::RenderInputs&
 }
 
 int generate(const GenerateOptions& opts, Context& ctx) {
-  manifest::RenderInputs inputs;
+  manifest::istioctl::PipelineInputs inputs;
   if (!read_manifest_inputs(opts.inputs, inputs, ctx.err)) return kExitError;
-  return generate_istioctl(opts, inputs, ctx);
+  return generate_istioctl(opts, std::move(inputs), ctx);
 }
 
 int write_output(const std::string& text, const GenerateOptions& opts, Context& ctx) {

@@ -15,8 +15,8 @@ void add_manifest_input_flags(CLI::App& cmd, ManifestInputOptions& opts) {
                  "Control plane revision (same as --set revision=)");
 }
 
-bool read_manifest_inputs(const ManifestInputOptions& opts, manifest::RenderInputs& inputs,
-                          std::ostream& err) {
+bool read_manifest_inputs(const ManifestInputOptions& opts,
+                          manifest::istioctl::PipelineInputs& inputs, std::ostream& err) {
   for (std::size_t i = 0; i < opts.files.size(); ++i) {
     const std::string& path = opts.files[i];
     std::ostringstream ss;

@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "operator/manifest/render.hpp"
+#include "operator/manifest/istioctl_pipeline.hpp"
 
 namespace meshop::cli {
 
@@ -20,8 +20,10 @@ struct ManifestInputOptions {
 
 void add_manifest_input_flags(CLI::App& cmd, ManifestInputOptions& opts);
 
-// Reads the files; on failure prints "Error: cannot read FILE" and returns false.
-bool read_manifest_inputs(const ManifestInputOptions& opts, manifest::RenderInputs& inputs,
-                          std::ostream& err);
+// Reads the files into inputs.files and copies the --set flags and --revision; on failure
+// prints "Error: cannot read FILE" and returns false. The chart set and --force are the
+// caller's.
+bool read_manifest_inputs(const ManifestInputOptions& opts,
+                          manifest::istioctl::PipelineInputs& inputs, std::ostream& err);
 
 }  // namespace meshop::cli

@@ -21,7 +21,6 @@
 #include "operator/cli/manifest_inputs.hpp"
 #include "operator/manifest/chart_sets.hpp"
 #include "operator/manifest/istioctl_pipeline.hpp"
-#include "operator/manifest/render.hpp"
 #include "operator/manifest/tree_path.hpp"
 
 namespace meshop::cli {
@@ -92,13 +91,9 @@ void flatten(const api::Value& v, const std::string& path, std::vector<std::stri
 }
 
 manifest::istioctl::PipelineInputs pipeline_inputs(const ChartSetOptions& set,
-                                                   manifest::RenderInputs read) {
-  manifest::istioctl::PipelineInputs inputs;
+                                                   manifest::istioctl::PipelineInputs inputs) {
   inputs.version = set.version;
   inputs.manifests = set.manifests;
-  inputs.files = std::move(read.files);
-  inputs.set_flags = std::move(read.set_flags);
-  inputs.revision = std::move(read.revision);
   return inputs;
 }
 
@@ -166,7 +161,7 @@ int list(const ChartSetOptions& opts, Context& ctx) {
 }
 
 int dump(const DumpOptions& opts, Context& ctx) {
-  manifest::RenderInputs read;
+  manifest::istioctl::PipelineInputs read;
   if (!read_manifest_inputs(opts.inputs, read, ctx.err)) return kExitError;
   if (!opts.profile.empty())
     read.set_flags.insert(read.set_flags.begin(), "profile=" + opts.profile);
@@ -217,7 +212,7 @@ int diff(const DiffOptions& opts, Context& ctx) {
   std::string texts[2];
   const std::string* names[2] = {&opts.a, &opts.b};
   for (int k = 0; k < 2; ++k) {
-    manifest::RenderInputs read;
+    manifest::istioctl::PipelineInputs read;
     read.set_flags.push_back("profile=" + *names[k]);
     auto text = dump_text(pipeline_inputs(opts.set, std::move(read)), "", "yaml");
     if (!text.ok()) {

@@ -1,6 +1,6 @@
 // The one table of the kinds an IstioOperator install can hold: what the renderer may emit, in
 // which order install applies them, which kinds install prunes and uninstalls, and how
-// `meshop run` watches them for drift. Render order (render.cpp), prune and uninstall
+// `meshop run` watches them for drift. Prune and uninstall
 // (reconcilers/install.cpp), the drift watches (operator/cli/run_cmd.cpp) and the RBAC test
 // (test/unit/reconcilers/rbac_test.cpp, against config/rbac.yaml) all read this table, so a kind
 // added here is applied, pruned, watched and checked for permissions at once.

@@ -1,6 +1,8 @@
-// libFuzzer target for the install renderer on what an IstioOperator author controls: the
-// whole resource (profile, components on/off, gateways with labels, k8s settings and overlays,
-// values, meshConfig, revision, hub/tag), as the YAML `kubectl apply` would send.
+// libFuzzer target for the install renderer — istioctl's pipeline over Istio's own charts of
+// the bundled chart sets (manifest::render_istio_operator -> istioctl::generate, rendered by
+// meshop::helm) — on what an IstioOperator author controls: the whole resource (version,
+// profile, components on/off, gateways with labels, k8s settings and overlays, values,
+// meshConfig, revision, hub/tag), as the YAML `kubectl apply` would send.
 //
 // Whatever the input: validation and rendering return a result or an error, never a crash, a
 // sanitizer report or a hang; a rendered object always has apiVersion, kind and a name, and the

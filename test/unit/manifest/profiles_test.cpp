@@ -1,9 +1,15 @@
-#include "operator/manifest/profiles.hpp"
-
+// Upstream's profiles (the profiles/ of each bundled chart set) through istioctl's pipeline:
+// every profile is laid over default, enables the components upstream's profile enables, and
+// the profile's chart values (the charts' files/profile-*.yaml) reach the rendered objects.
+// Whole objects are compared with upstream's renderer by the differential suite
+// (test/differential/manifest); these tests name the behaviour.
 #include <algorithm>
 
 #include <gtest/gtest.h>
 
+#include "api/yaml.hpp"
+#include "operator/manifest/chart_sets.hpp"
+#include "operator/manifest/istioctl_pipeline.hpp"
 #include "operator/manifest/tree_path.hpp"
 #include "test_support.hpp"
 
@@ -23,30 +29,44 @@ std::string at(const api::Value& v, std::string_view path) {
   return x == nullptr ? "<missing>" : api::to_json(*x);
 }
 
-TEST(Profiles, ListsUpstreamsProfiles) {
-  std::vector<std::string> names = profile_names();
-  for (const char* n : {"ambient", "default", "demo", "empty", "minimal", "preview", "remote"})
-    EXPECT_TRUE(has(names, n)) << n;
-  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+// `meshop profile dump --set profile=NAME` as a document.
+api::Document merged(const std::string& profile) {
+  istioctl::PipelineInputs in;
+  in.set_flags.push_back("profile=" + profile);
+  auto m = istioctl::merge_inputs(in);
+  EXPECT_TRUE(m.ok()) << m.message();
+  if (!m.ok()) return {};
+  auto doc = istioctl::go_to_document(*m);
+  EXPECT_TRUE(doc.ok()) << doc.message();
+  return doc.ok() ? std::move(doc).value() : api::Document();
+}
+
+TEST(Profiles, EveryBundledVersionCarriesUpstreamsProfiles) {
+  for (const ChartSet& set : chart_sets()) {
+    SCOPED_TRACE(set.version);
+    std::vector<std::string> names = set.profiles();
+    for (const char* n : {"ambient", "default", "demo", "empty", "minimal", "openshift",
+                          "openshift-ambient", "preview", "remote", "stable"})
+      EXPECT_TRUE(has(names, n)) << n;
+  }
 }
 
 TEST(Profiles, UnknownProfileIsAnErrorNamingIt) {
-  auto p = load_profile("nosuch");
-  ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.message().find("unknown profile \"nosuch\""), std::string::npos) << p.message();
-  EXPECT_NE(p.message().find("default"), std::string::npos);
   auto r = render_texts({}, {"profile=nosuch"});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.message().find("nosuch"), std::string::npos);
+  EXPECT_NE(r.message().find("nosuch"), std::string::npos) << r.message();
 }
 
 TEST(Profiles, EveryProfileIsLaidOverDefault) {
-  auto demo = load_profile("demo");
-  ASSERT_TRUE(demo.ok()) << demo.message();
-  EXPECT_EQ(at(*demo, "spec.components.base.enabled"), "true");  // from default
-  EXPECT_EQ(at(*demo, "spec.hub"), "\"docker.io/istio\"");
-  EXPECT_EQ(at(*demo, "spec.components.egressGateways[0].enabled"), "true");
-  EXPECT_EQ(at(*demo, "spec.values.profile"), "\"demo\"");
+  api::Document demo = merged("demo");
+  EXPECT_EQ(at(demo, "spec.components.base.enabled"), "true");  // from default
+  EXPECT_EQ(at(demo, "spec.components.egressGateways[0].enabled"), "true");
+  EXPECT_EQ(at(demo, "spec.values.profile"), "\"demo\"");
+  // The bundled version's hub and tag lie over the profile, as a release istioctl's build
+  // hub/tag do.
+  const ChartSet& set = default_chart_set();
+  EXPECT_EQ(at(demo, "spec.hub"), "\"" + set.hub + "\"");
+  EXPECT_EQ(at(demo, "spec.tag"), "\"" + set.tag + "\"");
 }
 
 TEST(Profiles, EnableTheComponentsUpstreamsProfilesEnable) {
@@ -60,7 +80,9 @@ TEST(Profiles, EnableTheComponentsUpstreamsProfilesEnable) {
                  Case{"empty", false, false, false, false, false, false},
                  Case{"preview", true, true, true, false, false, false},
                  Case{"remote", true, true, false, false, false, false},
-                 Case{"ambient", true, true, false, false, true, true}}) {
+                 Case{"ambient", true, true, false, false, true, true},
+                 Case{"openshift", true, true, true, false, true, false},
+                 Case{"openshift-ambient", true, true, false, false, true, true}}) {
     SCOPED_TRACE(c.profile);
     auto r = render_texts({}, {std::string("profile=") + c.profile});
     ASSERT_TRUE(r.ok()) << r.message();
@@ -95,22 +117,23 @@ TEST(Profiles, RemoteRendersNoIstiodAndNoConfigMaps) {
       {}, {"profile=remote", "values.istiodRemote.injectionURL=https://x:15017/inject"});
   ASSERT_TRUE(r.ok()) << r.message();
   EXPECT_EQ(find_object(*r, "Deployment", "istiod"), nullptr);
-  EXPECT_EQ(find_object(*r, "ConfigMap", "istio"), nullptr);
   EXPECT_EQ(find_object(*r, "ConfigMap", "istio-sidecar-injector"), nullptr);
   const api::Value* mwc = find_object(*r, "MutatingWebhookConfiguration", "istio-sidecar-injector");
   ASSERT_NE(mwc, nullptr);
   EXPECT_EQ(testing::json_at(*mwc, "/webhooks/0/clientConfig/url"), "\"https://x:15017/inject\"");
 }
 
-TEST(Profiles, PreviewAndAmbientSetTheirProxyMetadata) {
-  auto preview = load_profile("preview");
-  ASSERT_TRUE(preview.ok());
-  EXPECT_EQ(at(*preview, "spec.meshConfig.defaultConfig.proxyMetadata.ISTIO_META_DNS_CAPTURE"),
-            "\"true\"");
-  auto ambient = load_profile("ambient");
-  ASSERT_TRUE(ambient.ok());
-  EXPECT_EQ(at(*ambient, "spec.values.cni.ambient.enabled"), "true");
-  EXPECT_EQ(at(*ambient, "spec.values.pilot.env.PILOT_ENABLE_AMBIENT"), "\"true\"");
+TEST(Profiles, AmbientTurnsOnAmbientInIstiodAndTheCni) {
+  auto r = render_texts({}, {"profile=ambient"});
+  ASSERT_TRUE(r.ok()) << r.message();
+  const api::Value* cni = find_object(*r, "ConfigMap", "istio-cni-config");
+  ASSERT_NE(cni, nullptr);
+  EXPECT_EQ(api::string_at(*cni, {"data", "AMBIENT_ENABLED"}), "true");
+  const api::Value* istiod = find_object(*r, "Deployment", "istiod");
+  ASSERT_NE(istiod, nullptr);
+  std::string env = testing::json_at(*istiod, "/spec/template/spec/containers/0/env");
+  EXPECT_NE(env.find(R"({"name":"PILOT_ENABLE_AMBIENT","value":"true"})"), std::string::npos)
+      << env;
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Helpers shared by the manifest tests: render from YAML texts and flags, find objects.
+// Helpers shared by the manifest tests: render from YAML texts and flags (the bundled chart
+// set), find objects.
 #pragma once
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 
 #include "api/json.hpp"
 #include "api/yaml.hpp"
+#include "operator/manifest/istioctl_pipeline.hpp"
 #include "operator/manifest/render.hpp"
 
 namespace meshop::manifest::testing {
@@ -41,16 +43,29 @@ inline std::string istio_module() {
   return hack_output("istio-module.sh");
 }
 
+// `meshop manifest generate -f file1 -f file2 ... --set flag ... [--revision r]` over the
+// default bundled chart set (istioctl's pipeline over Istio's own charts). A file without
+// `kind: IstioOperator` gets the IstioOperator apiVersion and kind prepended (istioctl refuses a
+// file without them).
 inline api::Result<RenderResult> render_texts(std::vector<std::string> files,
                                               std::vector<std::string> flags = {},
                                               std::string revision = {}) {
-  RenderInputs in;
+  istioctl::PipelineInputs in;
   int i = 0;
-  for (std::string& f : files)
+  for (std::string& f : files) {
+    if (f.find("kind: IstioOperator") == std::string::npos)
+      f = "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\n" + f;
     in.files.push_back({"file" + std::to_string(++i), std::move(f)});
+  }
   in.set_flags = std::move(flags);
   in.revision = std::move(revision);
-  return render(in);
+  auto generated = istioctl::generate(in);
+  if (!generated.ok()) return generated.error();
+  RenderResult out;
+  out.warnings = std::move(generated->warnings);
+  for (istioctl::PipelineObject& o : generated->objects)
+    out.objects.push_back({std::move(o.component), std::move(o.object)});
+  return out;
 }
 
 inline const api::Value* find_object(const RenderResult& r, std::string_view kind,
