@@ -8,9 +8,9 @@
 //     (DisallowUnknownFields) would reject it. Unknown fields under spec, spec.components,
 //     a component and its k8s block are errors; meshConfig, values, unvalidatedValues and the
 //     free-form Kubernetes sub-objects (affinity, resources, service, ...) only need the right
-//     JSON type. spec.installPackagePath is accepted and produces a warning (meshop renders
-//     its own embedded manifests); spec.restarts (meshop's extension) is accepted and not
-//     looked into beyond being an object (the CRD schema types it).
+//     JSON type. spec.installPackagePath and spec.version (meshop's: a bundled chart set) are
+//     strings, resolved by the istioctl pipeline; spec.restarts (meshop's extension) is
+//     accepted and not looked into beyond being an object (the CRD schema types it).
 //   - IstioOperatorView: the fields the renderer and reconcilers reason about, typed.
 //
 // The view points into the Value it was made from: keep that Value alive and unchanged

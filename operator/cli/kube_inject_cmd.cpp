@@ -1,6 +1,7 @@
 // `meshop kube-inject -f FILE|DIR|- [-o FILE] [--injectConfigFile F] [--meshConfigFile F]
 //  [--valuesFile F] [--kubeconfig K] [--injectConfigMapName N] [--meshConfigMapName N]
-//  [--revision R] [-i istio-system]`: adds the sidecar to the pod templates of Kubernetes
+//  [--revision R] [-i istio-system] [--version V]`: adds the sidecar to the pod templates of
+//  Kubernetes
 // manifests, like `istioctl kube-inject`, with meshop's injection engine.
 //
 // Where the injector configuration comes from, per input (config, values, mesh):
@@ -10,7 +11,9 @@
 //      `values`) or istio[-<rev>] (`mesh`) in the istio namespace. Cluster mode is on when
 //      --kubeconfig, --context, --revision, --injectConfigMapName or --meshConfigMapName is
 //      given;
-//   3. else meshop's built-in defaults (manifests/inject/, embedded in the binary).
+//   3. else, offline, what an install of the bundled chart set (--version, default the newest)
+//      puts into the cluster: the default profile's ConfigMaps as `meshop manifest generate`
+//      renders them (manifest/injector_defaults.hpp), Istio's own templates and values.
 // Native sidecars: --native-sidecars (or $ENABLE_NATIVE_SIDECARS) true|false; `auto` asks the
 // cluster's node versions in cluster mode and is off offline, as istioctl without a cluster.
 //
@@ -40,12 +43,12 @@
 #include "operator/cli/cli.hpp"
 #include "operator/cli/cluster.hpp"
 #include "operator/cli/commands.hpp"
-#include "operator/inject/builtin.hpp"
 #include "operator/inject/injector.hpp"
 #include "operator/inject/workloads.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/config.hpp"
 #include "operator/kube/resource.hpp"
+#include "operator/manifest/injector_defaults.hpp"
 
 namespace meshop::cli {
 namespace {
@@ -68,6 +71,7 @@ struct KubeInjectOptions {
   std::string context;
   std::string istio_namespace = "istio-system";
   std::string native_sidecars;  // "" = not given
+  std::string version;          // offline defaults' chart set ("" = the default)
   bool cluster = false;         // set from which flags were given
 };
 
@@ -283,9 +287,10 @@ int run_kube_inject(const KubeInjectOptions& opts, Context& ctx) {
     return kExitUsage;
   }
 
-  inject::SnapshotSources sources = inject::builtin_sources();
+  inject::SnapshotSources sources;
   sources.revision = opts.revision == "default" ? "" : opts.revision;
   std::optional<std::string> values_from_config_file;
+  bool have_config = false, have_values = false, have_mesh = false;
 
   if (!opts.inject_config_file.empty()) {
     auto text = read_file(opts.inject_config_file, ctx.err);
@@ -296,18 +301,22 @@ int run_kube_inject(const KubeInjectOptions& opts, Context& ctx) {
     } else {
       sources.config = inject_config_from_file(*text);
     }
+    have_config = true;
   }
   if (!opts.values_file.empty()) {
     auto text = read_file(opts.values_file, ctx.err);
     if (!text) return kExitError;
     sources.values = configmap_key(*text, "values").value_or(*text);
+    have_values = true;
   } else if (values_from_config_file) {
     sources.values = *values_from_config_file;
+    have_values = true;
   }
   if (!opts.mesh_config_file.empty()) {
     auto text = read_file(opts.mesh_config_file, ctx.err);
     if (!text) return kExitError;
     sources.mesh = configmap_key(*text, "mesh").value_or(*text);
+    have_mesh = true;
   }
 
   bool auto_native = *native == inject::NativeSidecars::kAuto;
@@ -323,6 +332,17 @@ int run_kube_inject(const KubeInjectOptions& opts, Context& ctx) {
     sources.native_sidecars = *native;
     sources.node_kubelet_versions = std::move(in.kubelet_versions);
   } else {
+    // What the files do not give comes from the chart set's own ConfigMaps.
+    if (!have_config || !have_values || !have_mesh) {
+      auto defaults = manifest::chart_set_injector_sources(opts.version, "");
+      if (!defaults.ok()) {
+        ctx.err << "Error: --version: " << defaults.message() << '\n';
+        return kExitError;
+      }
+      if (!have_config) sources.config = std::move(defaults->config);
+      if (!have_values) sources.values = std::move(defaults->values);
+      if (!have_mesh) sources.mesh = std::move(defaults->mesh);
+    }
     // Offline there are no nodes to ask: auto means off, as istioctl without a cluster.
     sources.native_sidecars = auto_native ? inject::NativeSidecars::kDisabled : *native;
   }
@@ -405,9 +425,17 @@ void add_kube_inject_command(CLI::App& root, Context& ctx) {
   cmd->add_option("--native-sidecars", opts->native_sidecars,
                   "Inject istio-proxy as a native sidecar: true, false or auto (from the "
                   "cluster's nodes; off offline). Default $ENABLE_NATIVE_SIDECARS or auto");
-  cmd->callback([&ctx, opts, inject_cm, mesh_cm, revision, kubeconfig, context] {
+  auto* version = cmd->add_option(
+      "--version", opts->version,
+      "Offline: the bundled Istio version whose default-profile ConfigMaps give what the files "
+      "do not (default the newest; see `meshop version`)");
+  cmd->callback([&ctx, opts, inject_cm, mesh_cm, revision, kubeconfig, context, version] {
     opts->cluster = inject_cm->count() > 0 || mesh_cm->count() > 0 || revision->count() > 0 ||
                     kubeconfig->count() > 0 || context->count() > 0;
+    if (opts->cluster && version->count() > 0)
+      throw CLI::ValidationError("--version",
+                                 "chooses the offline defaults; the cluster's ConfigMaps are read "
+                                 "with --kubeconfig, --context, --revision or a ConfigMap name");
     ctx.action = [&ctx, opts] { return run_kube_inject(*opts, ctx); };
   });
 }

@@ -11,7 +11,8 @@
 //   --kubeconfig K     ConfigMaps istio-sidecar-injector[-<rev>] and istio[-<rev>] of
 //                      --namespace, every revision found there, watched through an informer;
 //                      a rejected ConfigMap gets a Warning Event
-//   neither            meshop's built-in defaults (manifests/inject) for --revision
+//   neither            the injector ConfigMaps an install of the bundled default chart set
+//                      renders for --revision (manifest/injector_defaults.hpp)
 // The HTTPS server answers /inject for --revision and /inject/rev/<r> for revision <r> (see
 // operator/webhook/path_params.hpp); /metrics and /readyz are on --metrics-addr (plain HTTP).
 // Answers of identical reviews are memoized (operator/webhook/injection_cache.hpp): at most
@@ -37,10 +38,10 @@
 #include "operator/cli/cli.hpp"
 #include "operator/cli/cluster.hpp"
 #include "operator/cli/commands.hpp"
-#include "operator/inject/builtin.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
 #include "operator/log/log.hpp"
+#include "operator/manifest/injector_defaults.hpp"
 #include "operator/runtime/clock.hpp"
 #include "operator/runtime/health_server.hpp"
 #include "operator/runtime/informer.hpp"
@@ -142,22 +143,28 @@ int serve(const WebhookOptions& opts, Context& ctx) {
       return kExitError;
     }
   } else if (opts.kubeconfig.empty()) {
-    inject::SnapshotSources sources = inject::builtin_sources();
-    sources.revision = opts.revision == "default" ? "" : opts.revision;
+    auto bundled = manifest::chart_set_injector_sources("", opts.revision);
+    if (!bundled.ok()) {
+      ctx.err << "Error: injector configuration of the bundled chart set: " << bundled.message()
+              << '\n';
+      return kExitError;
+    }
+    inject::SnapshotSources sources = std::move(*bundled);
     sources.native_sidecars =
         *native == inject::NativeSidecars::kAuto ? inject::NativeSidecars::kDisabled : *native;
     auto snapshot = engine.build(sources);
     if (!snapshot.ok()) {
-      ctx.err << "Error: built-in injector configuration: " << snapshot.message() << '\n';
+      ctx.err << "Error: injector configuration of the bundled chart set: " << snapshot.message()
+              << '\n';
       return kExitError;
     }
     webhook::RevisionConfig config;
     config.revision = opts.revision;
     config.snapshot = std::move(*snapshot);
-    config.source = "builtin";
+    config.source = "chart-set";
     store.publish(std::move(config));
     log::info("injector configuration loaded",
-              {{"revision", opts.revision}, {"source", "builtin"}});
+              {{"revision", opts.revision}, {"source", "chart-set"}});
   }
 
   asio::io_context control;  // the control loop: signals, polling, metrics, cluster watch

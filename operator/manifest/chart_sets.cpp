@@ -113,6 +113,8 @@ std::vector<std::string> ChartSet::profiles() const {
     p.remove_suffix(kExt.size());
     if (p.find('/') == std::string_view::npos) out.emplace_back(p);
   }
+  // By name: path order puts "openshift-ambient.yaml" before "openshift.yaml".
+  std::sort(out.begin(), out.end());
   return out;
 }
 

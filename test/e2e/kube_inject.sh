@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `meshop kube-inject` end to end: offline with the built-in defaults (kinds, pass-through,
-# stdin, directories, warnings, bad YAML, -o only on success), then against the real control
-# plane: the injector ConfigMaps are created in the cluster, `meshop kube-inject
+# `meshop kube-inject` end to end: offline with the chart set's defaults (the ConfigMaps of
+# `meshop manifest generate`, --version; kinds, pass-through, stdin, directories, warnings, bad
+# YAML, -o only on success), then against the real control plane: the injector ConfigMaps are created in the cluster, `meshop kube-inject
 # --injectConfigMapName ... | kubectl apply -f -` deploys, and the pods kube-controller-manager
 # creates carry istio-proxy with the image the cluster's values name.
 set -euo pipefail
@@ -42,7 +42,7 @@ spec:
         - containerPort: 8080
 EOF
 
-# --- offline, built-in defaults ------------------------------------------------------------
+# --- offline, the chart set's defaults --------------------------------------------------------
 meshop kube-inject -f "$work/deploy.yaml" > "$work/out.yaml" 2> "$work/err.txt"
 grep -q 'name: istio-proxy' "$work/out.yaml" || fail "no istio-proxy in the injected Deployment"
 grep -q 'name: istio-init' "$work/out.yaml" || fail "no istio-init in the injected Deployment"
@@ -83,23 +83,67 @@ ls "$work" | grep -q 'result.yaml.tmp' && fail "temporary output file left behin
 meshop kube-inject -f "$work/deploy.yaml" -o "$work/result.yaml"
 cmp "$work/result.yaml" "$work/out.yaml" || fail "-o output differs from stdout output"
 
+# The offline defaults are exactly the ConfigMaps an install of the bundled chart set renders:
+# the same output from those ConfigMaps' keys given as files.
+# extract OUT_PREFIX [manifest generate flags...]: OUT_PREFIX.{config,values,mesh}
+extract() {
+  local out=$1
+  shift
+  meshop manifest generate "$@" > "$out.manifest.yaml"
+  python3 - "$out" <<'PY'
+import sys, yaml
+out = sys.argv[1]
+found = {}
+for d in yaml.safe_load_all(open(out + ".manifest.yaml")):
+    if not d or d.get("kind") != "ConfigMap":
+        continue
+    name = d["metadata"]["name"]
+    if name.startswith("istio-sidecar-injector"):
+        found["config"], found["values"] = d["data"]["config"], d["data"]["values"]
+    elif name == "istio" or name.startswith("istio-") and "mesh" in d.get("data", {}):
+        found["mesh"] = d["data"]["mesh"]
+assert set(found) == {"config", "values", "mesh"}, sorted(found)
+for k, v in found.items():
+    open(f"{out}.{k}", "w").write(v)
+PY
+}
+extract "$work/default"
+meshop kube-inject -f "$work/deploy.yaml" --injectConfigFile "$work/default.config" \
+  --valuesFile "$work/default.values" --meshConfigFile "$work/default.mesh" |
+  cmp - "$work/out.yaml" || fail "offline defaults differ from the chart set's ConfigMaps"
+# Istio's proxy image of the default chart set; --version picks another bundled set.
+for v in $(meshop version | sed -n 's/^Istio versions: //p' | tr -d '()' | sed 's/default//'); do
+  tag=$(python3 -c 'import sys, json; print(json.load(open(sys.argv[1]))["global"]["tag"])' \
+    <(meshop manifest generate --version "$v" | python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(sys.stdin):
+    if d and d.get("kind") == "ConfigMap" and d["metadata"]["name"] == "istio-sidecar-injector":
+        print(d["data"]["values"])'))
+  meshop kube-inject --version "$v" -f "$work/deploy.yaml" | grep -q "/proxyv2:$tag\$" ||
+    fail "kube-inject --version $v does not inject version $v's proxy ($tag)"
+done
+if meshop kube-inject --version 0.9 -f "$work/deploy.yaml" > /dev/null 2> "$work/v.err"; then
+  fail "an unbundled --version was accepted"
+fi
+grep -q '"0.9" is not bundled' "$work/v.err" || fail "bad --version not named: $(cat "$work/v.err")"
+
 # --- against the cluster -------------------------------------------------------------------
 kubectl create namespace "$ns"
-# The injector config: meshop's sidecar template in a `config` key; values that name a
-# registry only this test uses, so the pods prove the ConfigMaps were read.
-{
-  echo "policy: enabled"
-  echo "templates:"
-  echo "  sidecar: |"
-  sed 's/^/    /' "$MESHOP_SOURCE_DIR/manifests/inject/sidecar.yaml"
-} > "$work/config.yaml"
-sed 's|^  hub: .*|  hub: registry.e2e.invalid/mesh|; s|^  tag: .*|  tag: e2e|' \
-  "$MESHOP_SOURCE_DIR/manifests/inject/values.yaml" > "$work/values.yaml"
-grep -q 'registry.e2e.invalid' "$work/values.yaml" || fail "could not set the hub in values"
+# The chart set's injector ConfigMaps, with values that name a registry only this test uses,
+# so the pods prove the ConfigMaps were read.
+set_hub() {
+  python3 - "$1" <<'PY'
+import sys, json
+p = sys.argv[1]
+v = json.load(open(p))
+v["global"]["hub"], v["global"]["tag"] = "registry.e2e.invalid/mesh", "e2e"
+json.dump(v, open(p, "w"), indent=2)
+PY
+}
+set_hub "$work/default.values"
 kubectl -n "$ns" create configmap e2e-injector \
-  --from-file=config="$work/config.yaml" --from-file=values="$work/values.yaml"
-kubectl -n "$ns" create configmap e2e-mesh \
-  --from-file=mesh="$MESHOP_SOURCE_DIR/manifests/inject/mesh.yaml"
+  --from-file=config="$work/default.config" --from-file=values="$work/default.values"
+kubectl -n "$ns" create configmap e2e-mesh --from-file=mesh="$work/default.mesh"
 
 meshop kube-inject --kubeconfig "$KUBECONFIG" -i "$ns" --injectConfigMapName e2e-injector \
   --meshConfigMapName e2e-mesh -f "$work/deploy.yaml" | kubectl -n "$ns" apply -f -
@@ -118,10 +162,11 @@ for p in $(pod_names "$ns" app=web); do
 done
 
 # --revision picks istio-sidecar-injector-<rev> and istio-<rev>
+extract "$work/canary" --revision canary
+set_hub "$work/canary.values"
 kubectl -n "$ns" create configmap istio-sidecar-injector-canary \
-  --from-file=config="$work/config.yaml" --from-file=values="$work/values.yaml"
-kubectl -n "$ns" create configmap istio-canary \
-  --from-file=mesh="$MESHOP_SOURCE_DIR/manifests/inject/mesh.yaml"
+  --from-file=config="$work/canary.config" --from-file=values="$work/canary.values"
+kubectl -n "$ns" create configmap istio-canary --from-file=mesh="$work/canary.mesh"
 meshop kube-inject --kubeconfig "$KUBECONFIG" -i "$ns" --revision canary \
   -f "$work/deploy.yaml" > "$work/canary.yaml"
 grep -q 'istio.io/rev: canary' "$work/canary.yaml" || fail "revision not rendered"
