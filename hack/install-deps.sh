@@ -10,7 +10,7 @@ pkgs=(
   prometheus-cpp-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   clang clang-format clang-tidy libclang-rt-14-dev libfuzzer-14-dev
-  wrk ccache mmdebstrap umoci python3 python3-yaml
+  wrk ccache mmdebstrap umoci python3 python3-yaml haproxy
 )
 
 missing=()
