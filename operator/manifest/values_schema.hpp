@@ -36,7 +36,8 @@ struct VersionSchema {
   const inject::proto::MessageDescriptor* values;  // istio.operator.v1alpha1.Values
 };
 
-// Every bundled version's schema, in manifests/versions.yaml's order.
+// Every bundled version's schema, in manifests/versions.yaml's order. (The descriptors'
+// find_field() indexes only the mesh schema's messages; walk `fields` here.)
 std::span<const VersionSchema> versions();
 // The Values message of `version`; nullptr when it is not bundled.
 const inject::proto::MessageDescriptor* values_descriptor(std::string_view version);
