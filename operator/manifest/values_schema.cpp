@@ -1,5 +1,7 @@
 #include "operator/manifest/values_schema.hpp"
 
+#include <arpa/inet.h>
+#include <charconv>
 #include <cmath>
 
 #include "operator/inject/mesh/proto_json.hpp"
@@ -119,6 +121,93 @@ class Checker {
   }
 };
 
+// netip.ParsePrefix: an IPv4 dotted quad (no leading zeros) or an IPv6 address (no zone), then
+// "/" and a decimal length without leading zeros, at most 32 or 128.
+bool go_parse_prefix(std::string_view s) {
+  std::size_t slash = s.rfind('/');
+  if (slash == std::string_view::npos) return false;
+  std::string addr(s.substr(0, slash));
+  std::string_view bits = s.substr(slash + 1);
+  if (bits.empty() || (bits.size() > 1 && bits[0] == '0')) return false;
+  int n = 0;
+  auto [ptr, ec] = std::from_chars(bits.data(), bits.data() + bits.size(), n);
+  if (ec != std::errc() || ptr != bits.data() + bits.size()) return false;
+  unsigned char buf[16];
+  if (addr.find(':') == std::string::npos) {
+    int octets = 0;
+    std::size_t start = 0;
+    while (true) {
+      std::size_t dot = addr.find('.', start);
+      std::string_view part = std::string_view(addr).substr(
+          start, dot == std::string::npos ? std::string::npos : dot - start);
+      if (part.empty() || part.size() > 3 || (part.size() > 1 && part[0] == '0')) return false;
+      int v = 0;
+      auto [p2, e2] = std::from_chars(part.data(), part.data() + part.size(), v);
+      if (e2 != std::errc() || p2 != part.data() + part.size() || v > 255) return false;
+      ++octets;
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    return octets == 4 && n <= 32;
+  }
+  if (addr.find('%') != std::string::npos) return false;
+  return inet_pton(AF_INET6, addr.c_str(), buf) == 1 && n <= 128;
+}
+
+std::vector<std::string_view> split_commas(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t c = s.find(',', start);
+    out.push_back(
+        s.substr(start, c == std::string_view::npos ? std::string_view::npos : c - start));
+    if (c == std::string_view::npos) return out;
+    start = c + 1;
+  }
+}
+
+// validation.validateValues' checks beyond decoding: global.proxy.include/excludeIPRanges are
+// "*" or comma-separated CIDRs; include/excludeInboundPorts comma-separated port numbers (or
+// "*"). Each only when set (a non-empty string).
+void check_proxy_lists(const api::Value& values, const std::string& path,
+                       std::vector<api::FieldError>& errors) {
+  const api::Value* proxy = api::find(values, "/global/proxy");
+  if (proxy == nullptr || !proxy->IsObject()) return;
+  for (const char* key : {"includeIPRanges", "excludeIPRanges"}) {
+    const api::Value* v = api::find_member(*proxy, key);
+    if (v == nullptr || !v->IsString()) continue;
+    std::string_view s = api::string_view_of(*v);
+    if (s.empty() || s == "*") continue;
+    for (std::string_view cidr : split_commas(s))
+      if (!go_parse_prefix(cidr))
+        errors.push_back({path + ".global.proxy." + key,
+                          "invalid CIDR \"" + std::string(cidr) + "\" (netip.ParsePrefix)"});
+  }
+  for (const char* key : {"includeInboundPorts", "excludeInboundPorts"}) {
+    const api::Value* v = api::find_member(*proxy, key);
+    if (v == nullptr || !v->IsString()) continue;
+    std::string_view s = api::string_view_of(*v);
+    if (s.empty()) continue;
+    for (std::string_view port : split_commas(s)) {
+      if (port.empty() || port == "*") continue;
+      // strconv.ParseInt(s, 10, 32): an optional sign, decimal digits.
+      std::string_view digits = port;
+      if (digits[0] == '+' || digits[0] == '-') digits.remove_prefix(1);
+      long long n = 0;
+      auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+      bool parsed = !digits.empty() && ec == std::errc() && ptr == digits.data() + digits.size() &&
+                    n <= 2147483648LL;
+      if (parsed && port[0] == '-') n = -n;
+      if (!parsed || n > 2147483647LL)
+        errors.push_back({path + ".global.proxy." + key,
+                          "invalid port \"" + std::string(port) + "\" (not a 32-bit integer)"});
+      else if (n < 0 || n > 65535)
+        errors.push_back({path + ".global.proxy." + key,
+                          "port " + std::to_string(n) + " falls outside range [0, 65535]"});
+    }
+  }
+}
+
 }  // namespace
 
 const MessageDescriptor* values_descriptor(std::string_view version) {
@@ -131,6 +220,7 @@ std::vector<api::FieldError> check_values(const api::Value& values, const Messag
                                           const std::string& path) {
   Checker c;
   c.message(values, schema, path);
+  if (c.errors.empty()) check_proxy_lists(values, path, c.errors);
   return std::move(c.errors);
 }
 

@@ -14,7 +14,9 @@
 // numbers; strings as strings; enums by value name or number; Duration as a Go duration
 // string; Struct as any object, Value as anything, ListValue as any array; IntOrString as a
 // string or an int32; null anywhere as absent. Unlike jsonpb, which stops at the first error,
-// every problem is reported, each with its field path:
+// every problem is reported, each with its field path. Then, as validateValues goes on to do,
+// global.proxy.include/excludeIPRanges must be "*" or CIDRs and include/excludeInboundPorts
+// port numbers:
 //   spec.values.global.badKey: unknown field "badKey" in istio.operator.v1alpha1.GlobalConfig
 // Constant data and pure functions: safe from any thread.
 #pragma once

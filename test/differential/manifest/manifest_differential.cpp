@@ -263,6 +263,9 @@ const std::vector<std::string>& value_fragments() {
       "values: {global: {readerServiceAccount: {name: gen-reader}}}",
       "unvalidatedValues: {global: {notInTheSchema: 1}, gen: {x: [1]}}",
       "values: {meshConfig: {accessLogFile: /dev/stdout}}",
+      "values: {global: {proxy: {includeIPRanges: \"10.0.0.0/8,fd00::/8\", excludeInboundPorts: "
+      "\"15020,*\"}}}",
+      "values: {global: {proxy: {excludeIPRanges: \"*\", includeInboundPorts: \"\"}}}",
       // refused by upstream's decoding
       "values: {global: {badKey: 1}}",
       "values: {pilot: {autoscaleMax: \"seven\"}}",
@@ -285,6 +288,11 @@ const std::vector<std::string>& value_fragments() {
       "values: {pilot: {cpu: {targetAverageUtilization: \"80%\"}}}",
       "values: {gateways: {istio-egressgateway: {genBad: true}}}",
       "values: {meshConfig: {enableTracing: \"yes please\"}}",
+      "values: {global: {proxy: {includeIPRanges: \"1.2.3.4/99\"}}}",
+      "values: {global: {proxy: {excludeIPRanges: \"10.0.0.0/8, 10.1.0.0/16\"}}}",
+      "values: {global: {proxy: {includeIPRanges: \"010.0.0.0/8\"}}}",
+      "values: {global: {proxy: {excludeInboundPorts: \"70000\"}}}",
+      "values: {global: {proxy: {includeInboundPorts: \"80,http\"}}}",
   };
   return f;
 }

@@ -86,6 +86,20 @@ TEST(ValuesSchema, AcceptsWhatJsonpbAcceptsAndLeavesUnvalidatedValuesAlone) {
   ASSERT_TRUE(r.ok()) << r.message();
 }
 
+// validateValues' list checks: CIDRs as netip.ParsePrefix takes them, ports in [0, 65535].
+TEST(ValuesSchema, ProxyIpRangesAndPortListsAreCheckedAsUpstream) {
+  EXPECT_TRUE(generate("  values: {global: {proxy: {includeIPRanges: \"10.0.0.0/8,fd00::/8\",\n"
+                       "    excludeIPRanges: \"*\", excludeInboundPorts: \"15020,*\"}}}\n")
+                  .ok());
+  for (const char* bad : {"includeIPRanges: \"1.2.3.4/99\"", "includeIPRanges: \"010.0.0.0/8\"",
+                          "excludeIPRanges: \"10.0.0.0/8, 10.1.0.0/16\"",
+                          "excludeInboundPorts: \"70000\"", "includeInboundPorts: \"80,http\""}) {
+    auto r = generate(std::string("  values: {global: {proxy: {") + bad + "}}}\n");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.message().find("spec.values.global.proxy."), std::string::npos) << r.message();
+  }
+}
+
 // Each version is checked with its own schema: global.readerServiceAccount is new in 1.31.
 TEST(ValuesSchema, EachBundledVersionChecksWithItsOwnSchema) {
   if (find_chart_set("1.30") == nullptr || find_chart_set("1.31") == nullptr)
