@@ -21,7 +21,9 @@
 //     owning-resource, owning-resource-namespace, component) plus istio.io/rev and
 //     config.extra_labels. values.global.operatorManageWebhooks cannot turn them off: meshop
 //     is the operator that manages them.
-//   - per tag in spec.values.revisionTags: `istio-revision-tag-<tag>`
+//   - per tag in spec.values.revisionTags: `istio-revision-tag-<tag>`, or
+//     `istio-revision-tag-<tag>-<ns>` when the revision's Istio namespace <ns> is not
+//     istio-system, as the chart's revision-tags-mwc.yaml names it
 //     (manifest::generate_tag_webhook over the revision's desired configuration, plus the
 //     auto. entry for the `default` tag when the declaring IstioOperator sets
 //     values.sidecarInjectorWebhook.enableNamespacesByDefault). A tag equal to a revision
@@ -29,8 +31,7 @@
 //     already claimed by an older IstioOperator's revision: Warning TagConflict on the
 //     IstioOperator, tag skipped. `default` may name the default revision (istioctl allows it).
 //     A tag that is not a DNS-1123 label: Warning InvalidTag. A tag of a revision that renders
-//     no injector (pilot disabled): Warning TagSkipped. Tag configurations carry no
-//     `-<ns>` suffix: a tag is a cluster-wide name (namespaces select it by label).
+//     no injector (pilot disabled): Warning TagSkipped.
 //   - while a `default` tag exists (written in this pass, or a live istio.io/tag=default
 //     configuration this pass does not prune, e.g. from `meshop tag set default`), the
 //     default revision's own configuration is desired deactivated

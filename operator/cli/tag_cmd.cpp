@@ -8,9 +8,13 @@
 //
 // The revision's own injector configuration (labelled istio.io/rev=R, no istio.io/tag; the one
 // named istio-sidecar-injector[-R] when there are several) is read from the cluster and copied.
-// `set` refuses a tag that names an existing revision, or that already points at another
-// revision, unless --overwrite. Setting `default` also deactivates the default revision's own
-// configuration (never-match selectors), so the legacy labels reach the tag's revision only.
+// The tag's configuration is named istio-revision-tag-<tag>, with -<ns> when the Istio
+// namespace (-i/--istioNamespace, else the one the revision's configuration was rendered for)
+// is not istio-system, as the chart names it. `list` and `remove` go by the istio.io/tag
+// label, so they find a tag under either name; `set` replaces a tag's configuration of the
+// other name. `set` refuses a tag that names an existing revision, or that already points at
+// another revision, unless --overwrite. Setting `default` also deactivates the default revision's
+// own configuration (never-match selectors), so the legacy labels reach the tag's revision only.
 #include <exception>
 #include <map>
 #include <optional>
@@ -36,6 +40,7 @@ namespace {
 struct TagOptions {
   std::string kubeconfig, context;
   std::string revision;
+  std::string istio_namespace;  // "": the revision configuration's own
   bool overwrite = false;
   std::vector<std::string> tags;
 };
@@ -90,7 +95,7 @@ Task generate_or_set(std::shared_ptr<kube::Client> client, TagOptions o, bool ap
          << " without istio.io/tag)\n";
     co_return kExitError;
   }
-  auto generated = manifest::generate_tag_webhook(*source, tag, o.revision);
+  auto generated = manifest::generate_tag_webhook(*source, tag, o.revision, o.istio_namespace);
   if (!generated) {
     *err << "Error: " << generated.message() << '\n';
     co_return kExitError;
@@ -99,8 +104,9 @@ Task generate_or_set(std::shared_ptr<kube::Client> client, TagOptions o, bool ap
     *out << api::json_to_yaml(*generated);
     co_return kExitOk;
   }
-  const std::string name = manifest::tag_webhook_name(tag);
+  const std::string name = name_of(*generated);
   const rapidjson::Value* existing = nullptr;
+  std::vector<std::string> renamed;  // the tag's configurations under another name
   for (const rapidjson::Value& m : items.GetArray()) {
     if (revision_label(m) == tag && tag_label(m).empty() && !o.overwrite) {
       *err << "Error: revision tag \"" << tag << "\" would shadow revision \"" << tag
@@ -108,12 +114,16 @@ Task generate_or_set(std::shared_ptr<kube::Client> client, TagOptions o, bool ap
            << "); use --overwrite to set it anyway\n";
       co_return kExitError;
     }
-    if (name_of(m) == name) existing = &m;
-  }
-  if (existing != nullptr && revision_label(*existing) != o.revision && !o.overwrite) {
-    *err << "Error: revision tag \"" << tag << "\" already points at revision \""
-         << revision_label(*existing) << "\"; use --overwrite to move it\n";
-    co_return kExitError;
+    if (name_of(m) == name) {
+      existing = &m;
+    } else if (tag_label(m) == tag) {
+      renamed.push_back(name_of(m));
+    }
+    if (tag_label(m) == tag && revision_label(m) != o.revision && !o.overwrite) {
+      *err << "Error: revision tag \"" << tag << "\" already points at revision \""
+           << revision_label(m) << "\"; use --overwrite to move it\n";
+      co_return kExitError;
+    }
   }
   if (existing == nullptr) {
     auto created =
@@ -137,6 +147,16 @@ Task generate_or_set(std::shared_ptr<kube::Client> client, TagOptions o, bool ap
   *out << "revision tag \"" << tag << "\" -> revision \"" << o.revision << "\" ("
        << (existing == nullptr ? "created" : "updated") << " mutatingwebhookconfiguration " << name
        << ")\n";
+  for (const std::string& other : renamed) {
+    auto removed =
+        co_await client->remove(kube::resources::kMutatingWebhookConfigurations, "", other);
+    if (!removed) {
+      *err << "Error: removing the tag's old configuration " << other << ": "
+           << removed.error().message << '\n';
+      co_return kExitError;
+    }
+    *out << "removed mutatingwebhookconfiguration " << other << " (the tag's old name)\n";
+  }
   if (tag == "default") {
     const rapidjson::Value* old_default = revision_webhook(items, "default");
     if (old_default != nullptr && !manifest::is_deactivated(*old_default)) {
@@ -194,18 +214,34 @@ Task list_tags(std::shared_ptr<kube::Client> client, std::ostream* out, std::ost
 
 Task remove_tags(std::shared_ptr<kube::Client> client, std::vector<std::string> tags,
                  std::ostream* out, std::ostream* err) {
+  auto list = co_await client->list_all(kube::resources::kMutatingWebhookConfigurations, "");
+  if (!list) {
+    *err << "Error: " << list.error().message << '\n';
+    co_return kExitError;
+  }
   int rc = kExitOk;
   for (const std::string& tag : tags) {
-    std::string name = manifest::tag_webhook_name(tag);
-    auto removed =
-        co_await client->remove(kube::resources::kMutatingWebhookConfigurations, "", name);
-    if (!removed) {
-      *err << "Error: revision tag \"" << tag << "\": " << removed.error().message << '\n';
+    // By label, as istioctl's DeleteTagWebhooks: istio-revision-tag-<tag> and -<tag>-<ns>.
+    std::vector<std::string> names;
+    for (const rapidjson::Value& m : list->list["items"].GetArray())
+      if (tag_label(m) == tag) names.push_back(name_of(m));
+    if (names.empty()) {
+      *err << "Error: revision tag \"" << tag << "\": not found (no "
+           << "mutatingwebhookconfiguration labelled istio.io/tag=" << tag << ")\n";
       rc = kExitError;
       continue;
     }
-    *out << "removed revision tag \"" << tag << "\" (mutatingwebhookconfiguration " << name
-         << ")\n";
+    for (const std::string& name : names) {
+      auto removed =
+          co_await client->remove(kube::resources::kMutatingWebhookConfigurations, "", name);
+      if (!removed) {
+        *err << "Error: revision tag \"" << tag << "\": " << removed.error().message << '\n';
+        rc = kExitError;
+        continue;
+      }
+      *out << "removed revision tag \"" << tag << "\" (mutatingwebhookconfiguration " << name
+           << ")\n";
+    }
   }
   co_return rc;
 }
@@ -252,6 +288,9 @@ void add_tag_command(CLI::App& root, Context& ctx) {
                                 "generate", "Print the webhook configuration of a tag (YAML only)");
     cmd->add_option("tag", o->tags, "The tag")->required()->expected(1);
     cmd->add_option("-r,--revision", o->revision, "The revision the tag points at")->required();
+    cmd->add_option("-i,--istioNamespace", o->istio_namespace,
+                    "Istio namespace; the tag's configuration is istio-revision-tag-<tag>-<ns> "
+                    "outside istio-system (default: the revision configuration's namespace)");
     if (apply)
       cmd->add_flag("--overwrite", o->overwrite,
                     "Move an existing tag, or shadow a revision of the same name");

@@ -19,6 +19,7 @@
 #include "operator/manifest/chart_sets.hpp"
 #include "operator/manifest/istioctl_detail.hpp"
 #include "operator/manifest/tree_path.hpp"
+#include "operator/manifest/values_schema.hpp"
 #include "operator/template/funcs_support.hpp"
 
 namespace meshop::manifest::istioctl {
@@ -905,6 +906,18 @@ api::Result<PipelineResult> generate(const PipelineInputs& inputs) {
   api::IstioOperatorValidation v = api::validate_istio_operator(*doc);
   std::vector<std::string> errors;
   check_hpa_specs(merged, errors);
+  // spec.values as istioctl decodes it (validation.validateValues: jsonpb into the Values
+  // message, unknown fields disallowed), with the schema of the version being rendered; a
+  // directory (--manifests, installPackagePath) is checked as the default version, as a
+  // release of istioctl checks any chart directory with its own schema.
+  if (const api::Value* vals = manifest::get_path(*doc, "spec.values");
+      vals != nullptr && vals->IsObject()) {
+    const ChartSet* set = bundled_set(get_path_string(merged, "spec.installPackagePath"));
+    const ChartSet& schema_set = set != nullptr ? *set : default_chart_set();
+    if (const auto* schema = values_schema::values_descriptor(schema_set.version))
+      for (const api::FieldError& e : values_schema::check_values(*vals, *schema))
+        errors.push_back(e.to_string());
+  }
   // The mesh config goes into ConfigMap istio[-<rev>], which istiod and the injector read with
   // upstream's strict typing: a value they would reject stops the install here, before any
   // object is applied, instead of leaving a revision whose injector denies every pod.

@@ -1,5 +1,7 @@
 #include "operator/manifest/tag.hpp"
 
+#include <vector>
+
 #include "api/json.hpp"
 
 namespace meshop::manifest {
@@ -64,14 +66,36 @@ Value legacy_entry(const Value& entry, std::string_view name, Value ns_selector,
 
 }  // namespace
 
-std::string tag_webhook_name(std::string_view tag) {
-  return "istio-revision-tag-" + std::string(tag);
+std::string tag_webhook_name(std::string_view tag, std::string_view istio_namespace) {
+  std::string name = "istio-revision-tag-" + std::string(tag);
+  if (!istio_namespace.empty() && istio_namespace != kDefaultIstioNamespace)
+    name += "-" + std::string(istio_namespace);
+  return name;
+}
+
+std::string revision_webhook_namespace(std::string_view webhook_name, std::string_view revision) {
+  constexpr std::string_view kBase = "istio-sidecar-injector";
+  // The chart adds -<revision> for every non-empty values.revision (also an explicit
+  // "default"); the default revision usually has none.
+  std::vector<std::string> prefixes;
+  if (!revision.empty()) prefixes.push_back(std::string(kBase) + "-" + std::string(revision));
+  if (revision.empty() || revision == "default") prefixes.emplace_back(kBase);
+  for (const std::string& p : prefixes) {
+    if (webhook_name == p) return std::string(kDefaultIstioNamespace);
+    if (webhook_name.size() > p.size() + 1 && webhook_name.starts_with(p) &&
+        webhook_name[p.size()] == '-')
+      return std::string(webhook_name.substr(p.size() + 1));
+  }
+  return std::string(kDefaultIstioNamespace);
 }
 
 api::Result<rapidjson::Document> generate_tag_webhook(const rapidjson::Value& revision_webhook,
                                                       std::string_view tag,
-                                                      std::string_view revision) {
+                                                      std::string_view revision,
+                                                      std::string_view istio_namespace) {
   std::string source = api::string_at(revision_webhook, {"metadata", "name"});
+  std::string ns = istio_namespace.empty() ? revision_webhook_namespace(source, revision)
+                                           : std::string(istio_namespace);
   if (!api::string_at(revision_webhook, {"metadata", "labels", kTagLabel}).empty())
     return api::Error{"mutatingwebhookconfiguration " + source + " is itself a tag"};
   const Value* hooks = api::find_member(revision_webhook, "webhooks");
@@ -83,7 +107,7 @@ api::Result<rapidjson::Document> generate_tag_webhook(const rapidjson::Value& re
   out.AddMember("apiVersion", "admissionregistration.k8s.io/v1", a);
   out.AddMember("kind", "MutatingWebhookConfiguration", a);
   Value meta(rapidjson::kObjectType);
-  meta.AddMember("name", api::make_string(tag_webhook_name(tag), a), a);
+  meta.AddMember("name", api::make_string(tag_webhook_name(tag, ns), a), a);
   Value labels(rapidjson::kObjectType);
   labels.AddMember(api::make_string(kRevisionLabel, a), api::make_string(revision, a), a);
   labels.AddMember(api::make_string(kTagLabel, a), api::make_string(tag, a), a);

@@ -68,7 +68,7 @@ cleanup() {
     kubectl delete "$kind" -l "install.operator.istio.io/owning-resource-namespace=$cp" \
       --ignore-not-found >/dev/null 2>&1
   done
-  kubectl delete mutatingwebhookconfiguration istio-revision-tag-prod --ignore-not-found >/dev/null 2>&1
+  kubectl delete mutatingwebhookconfiguration "istio-revision-tag-prod-$cp" --ignore-not-found >/dev/null 2>&1
   for ns in "$ns_a" "$ns_b" "$ns_c" "$cp"; do kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1; done
   rm -rf "$work"
   exit "$rc"
@@ -243,7 +243,7 @@ kubectl label namespace "$ns_c" istio.io/rev=prod >/dev/null
 kubectl -n "$ns_c" create deployment delta --image=registry.invalid/delta:1 >/dev/null
 kubectl -n "$ns_c" rollout status deployment/delta --timeout=120s >/dev/null
 all_pods_on "$ns_c" delta canary || fail "$ns_c/delta pods: $(deployment_revisions "$ns_c" delta)"
-exists mutatingwebhookconfiguration istio-revision-tag-prod || fail "the operator pruned the CLI's tag"
+exists mutatingwebhookconfiguration "istio-revision-tag-prod-$cp" || fail "the operator pruned the CLI's tag"
 
 # 5d. A corrupted caBundle is repaired within seconds.
 good_bundle=$(kubectl get mutatingwebhookconfiguration "$mwc_canary" -o jsonpath='{.webhooks[0].clientConfig.caBundle}')

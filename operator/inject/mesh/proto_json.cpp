@@ -502,6 +502,13 @@ void set_field(api::Value& msg, const FieldDescriptor& field, api::Value value,
   msg.AddMember(api::make_string(field.json_name, allocator), std::move(value), allocator);
 }
 
+api::Result<api::Value> read_leaf(const FieldDescriptor& field, const api::Value& in,
+                                  api::Allocator& allocator, std::string_view path) {
+  if (field.kind == FieldKind::kMessage)
+    return error_at(path, "internal: read_leaf of a message field");
+  return read_singular(field, in, allocator, path, {});
+}
+
 void clear_field(api::Value& msg, const FieldDescriptor& field) {
   msg.RemoveMember(rapidjson::StringRef(field.json_name.data(),
                                         static_cast<rapidjson::SizeType>(field.json_name.size())));

@@ -44,6 +44,13 @@ api::Status apply_json(const MessageDescriptor& type, const api::Value& in, api:
                        api::Allocator& allocator, std::string_view path,
                        const ApplyOptions& options = {});
 
+// Reads one value of a field that is not a message (a scalar, an enum, a wrapper, a Duration,
+// Struct, Value, ListValue, ...) as apply_json does for each such field or list element:
+// the canonical form, or an error naming `path`. Other schemas' checkers (spec.values) walk
+// messages themselves and use this for the leaves.
+api::Result<api::Value> read_leaf(const FieldDescriptor& field, const api::Value& in,
+                                  api::Allocator& allocator, std::string_view path);
+
 // Appends the legacy jsonpb text (jsonpb.Marshaler{}) of the canonical message `msg`: fields
 // in declaration order, populated fields only, map keys sorted, compact, HTML-escaped strings.
 void append_jsonpb(std::string& out, const MessageDescriptor& type, const api::Value& msg);

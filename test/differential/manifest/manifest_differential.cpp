@@ -5,17 +5,22 @@
 // and a few revisioned installs. meshop renders with --manifests <module>/manifests.
 //
 //   meshop_manifest_differential --istio DIR --oracle BIN [--manifests DIR] [--generated N]
-//       [--work DIR] [--file F]... [--min-identical N] [--verbose] [CASE...]
+//       [--also-manifests DIR]... [--value-combinations N] [--work DIR] [--file F]...
+//       [--min-identical N] [--verbose] [CASE...]
 // --generated N (default 100) adds N seeded generated IstioOperators (written under --work);
-// --file F (repeatable) adds an IstioOperator file as a case.
+// --file F (repeatable) adds an IstioOperator file as a case; --also-manifests DIR (another
+// version's manifests/) adds each of its profiles, rendered from DIR by both sides. The
+// accept/refuse cases (values:<i>) write each spec fragment of value_fragments() as a file,
+// and --value-combinations N (default 60) seeded cases combine two or three of them (-f each).
 //
 // Objects are keyed by (API group, kind, namespace, name) and compared as parsed JSON (list
 // order counts). Per case and in total it prints
 //   N identical, M differ, K only-upstream, L only-meshop
-// and, with --verbose, the differing paths. A case where upstream fails must fail in meshop
-// too (counted under "errors"; where meshop fails too it passes). Exits 1 when an object
-// differs or exists on one side only, when meshop fails where upstream renders, or when fewer
-// than N objects are identical (a ratchet: MESHOP_MANIFEST_DIFF_MIN_IDENTICAL).
+// and, with --verbose, the differing paths; then "accept/refuse agrees on N/M cases". A case
+// upstream refuses must be refused by meshop and the other way round (each printed with both
+// errors). Exits 1 when an object differs or exists on one side only, when the two disagree
+// on refusing a case, or when fewer than N objects are identical (a ratchet:
+// MESHOP_MANIFEST_DIFF_MIN_IDENTICAL).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -43,6 +48,7 @@ struct Case {
   std::vector<std::string> sets;
   std::string revision;
   bool force = false;
+  std::string manifests = {};  // the chart set (--manifests of both sides); empty: the default
 };
 
 std::string shell_quote(const std::string& s) {
@@ -228,10 +234,79 @@ std::string generated_iop(unsigned seed) {
   return y;
 }
 
+// spec fragments for the accept/refuse cases: each is written as one IstioOperator file and
+// combined with others as several -f files. Valid and invalid spec.values (unknown fields at
+// every depth, wrong JSON types, quoted numbers, enums, Durations, IntOrString, proto names,
+// Struct and Value fields), spec.unvalidatedValues (exempt) and values.meshConfig.
+const std::vector<std::string>& value_fragments() {
+  static const std::vector<std::string> f = {
+      // accepted by upstream's decoding
+      "values: {global: {proxy: {privileged: true}}}",
+      "values: {pilot: {autoscaleMax: \"7\"}}",
+      "values: {pilot: {autoscaleMax: 7.0}}",
+      "values: {pilot: {traceSampling: \"1.5\"}}",
+      "values: {pilot: {traceSampling: 2}}",
+      "values: {global: {proxy: {tracer: datadog}}}",
+      "values: {global: {proxy: {tracer: 2}}}",
+      "values: {pilot: {keepaliveMaxServerConnectionAge: 30m}}",
+      "values: {istio_cni: {enabled: false}}",
+      "values: {gateways: {istio-ingressgateway: {rollingMaxSurge: \"25%\"}}}",
+      "values: {gateways: {istio-ingressgateway: {rollingMaxSurge: 2}}}",
+      "values: {pilot: {deploymentLabels: {anything: {nested: [1, 2]}}}}",
+      "values: {ztunnel: {whatever: {x: 1}}}",
+      "values: {global: {proxy: {privileged: null}}}",
+      "values: {pilot: {env: {GEN_FOO: \"1\"}}}",
+      "values: {global: {meshID: mesh1}}",
+      "values: {cni: {resource_quotas: {pods: \"64\"}}}",
+      "values: {revisionTags: [gen-tag]}",
+      "values: {global: {logging: {level: \"default:debug\"}}}",
+      "values: {global: {readerServiceAccount: {name: gen-reader}}}",
+      "unvalidatedValues: {global: {notInTheSchema: 1}, gen: {x: [1]}}",
+      "values: {meshConfig: {accessLogFile: /dev/stdout}}",
+      "values: {global: {proxy: {includeIPRanges: \"10.0.0.0/8,fd00::/8\", excludeInboundPorts: "
+      "\"15020,*\"}}}",
+      "values: {global: {proxy: {excludeIPRanges: \"*\", includeInboundPorts: \"\"}}}",
+      // refused by upstream's decoding
+      "values: {global: {badKey: 1}}",
+      "values: {pilot: {autoscaleMax: \"seven\"}}",
+      "values: {pilot: {autoscaleMax: -1}}",
+      "values: {pilot: {autoscaleMax: 7.5}}",
+      "values: {global: {proxy: {privileged: \"yes\"}}}",
+      "values: {global: {proxy: {image: 5}}}",
+      "values: {global: {proxy: {tracer: jaeger}}}",
+      "values: {pilot: {keepaliveMaxServerConnectionAge: 30}}",
+      "values: {pilot: {keepaliveMaxServerConnectionAge: 1d}}",
+      "values: {pilot: {resources: [a]}}",
+      "values: {pilot: {deploymentLabels: [a]}}",
+      "values: {gateways: {istio-ingressgateway: {rollingMaxSurge: true}}}",
+      "values: {genUnknownTop: {}}",
+      "values: {global: {proxy: {genUnknownNested: x}}}",
+      "values: {revisionTags: gen-tag}",
+      "values: {pilot: {autoscaleMax: 5000000000}}",
+      "values: {global: {proxy: {privileged: 1}}}",
+      "values: {pilot: {traceSampling: \"abc\"}}",
+      "values: {pilot: {cpu: {targetAverageUtilization: \"80%\"}}}",
+      "values: {gateways: {istio-egressgateway: {genBad: true}}}",
+      "values: {meshConfig: {enableTracing: \"yes please\"}}",
+      "values: {global: {proxy: {includeIPRanges: \"1.2.3.4/99\"}}}",
+      "values: {global: {proxy: {excludeIPRanges: \"10.0.0.0/8, 10.1.0.0/16\"}}}",
+      "values: {global: {proxy: {includeIPRanges: \"010.0.0.0/8\"}}}",
+      "values: {global: {proxy: {excludeInboundPorts: \"70000\"}}}",
+      "values: {global: {proxy: {includeInboundPorts: \"80,http\"}}}",
+  };
+  return f;
+}
+
+std::string fragment_file(const std::string& fragment) {
+  return "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nspec:\n  " + fragment + "\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string istio, oracle, manifests;
+  std::vector<std::string> also_manifests;  // other chart sets whose profiles are cases too
+  int value_combinations = 60;
   long min_identical = 1;
   bool verbose = false;
   int generated = 100;
@@ -249,6 +324,10 @@ int main(int argc, char** argv) {
       manifests = next();
     else if (a == "--min-identical")
       min_identical = std::stol(next());
+    else if (a == "--also-manifests")
+      also_manifests.push_back(next());
+    else if (a == "--value-combinations")
+      value_combinations = std::stoi(next());
     else if (a == "--file")
       extra_files.push_back(next());
     else if (a == "--generated")
@@ -284,6 +363,18 @@ int main(int argc, char** argv) {
   std::sort(profiles.begin(), profiles.end());
   for (const std::string& p : profiles)
     cases.push_back({"profile:" + p, {}, {"profile=" + p}, ""});
+  for (const std::string& dir : also_manifests) {
+    std::string tag = fs::path(dir).parent_path().filename().string();
+    tag = tag.substr(tag.find('@') + 1);
+    std::vector<std::string> more;
+    for (const auto& e : fs::directory_iterator(fs::path(dir) / "profiles"))
+      if (e.path().extension() == ".yaml") more.push_back(e.path().stem().string());
+    std::sort(more.begin(), more.end());
+    for (const std::string& p : more) {
+      cases.push_back({"profile:" + tag + ":" + p, {}, {"profile=" + p}, ""});
+      cases.back().manifests = dir;
+    }
+  }
   cases.push_back({"revision:canary", {}, {}, "canary"});
   cases.push_back({"revision:canary-minimal", {}, {"profile=minimal"}, "canary"});
   for (const std::string& f : extra_files)
@@ -296,6 +387,23 @@ int main(int argc, char** argv) {
     fs::path f = work / ("generated-" + std::to_string(g) + ".yaml");
     std::ofstream(f) << generated_iop(static_cast<unsigned>(g));
     cases.push_back({"generated:" + std::to_string(g), {f.string()}, {}, ""});
+  }
+  // Accept/refuse cases: every fragment alone, then seeded combinations of two or three.
+  const auto& frags = value_fragments();
+  std::vector<std::string> frag_files;
+  for (std::size_t i = 0; i < frags.size(); ++i) {
+    fs::path f = work / ("values-" + std::to_string(i) + ".yaml");
+    std::ofstream(f) << fragment_file(frags[i]);
+    frag_files.push_back(f.string());
+    cases.push_back({"values:" + std::to_string(i), {f.string()}, {}, ""});
+  }
+  for (int g = 0; g < value_combinations; ++g) {
+    Rng r{static_cast<unsigned long long>(g) * 40503ULL + 7};
+    Case c{"values-combined:" + std::to_string(g), {}, {}, ""};
+    std::size_t n = 2 + r.next() % 2;
+    for (std::size_t i = 0; i < n; ++i)
+      c.files.push_back(frag_files[r.next() % frag_files.size()]);
+    cases.push_back(std::move(c));
   }
   if (!only.empty()) {
     std::vector<Case> kept;
@@ -315,6 +423,7 @@ int main(int argc, char** argv) {
       cmd += " --set " + shell_quote(s);
     if (!c.revision.empty()) cmd += " --revision " + shell_quote(c.revision);
     if (c.force) cmd += " --force";
+    if (!c.manifests.empty()) cmd += " --manifests " + shell_quote(c.manifests);
     fs::path err_file = fs::temp_directory_path() / ("manifest-diff-" + std::to_string(getpid()));
     cmd += " 2>" + shell_quote(err_file.string());
     auto [rc, up_text] = run(cmd);
@@ -326,7 +435,7 @@ int main(int argc, char** argv) {
       in.files.push_back({f, read_file(f)});
     in.set_flags = c.sets;
     in.revision = c.revision;
-    in.manifests = manifests;
+    in.manifests = c.manifests.empty() ? manifests : c.manifests;
     in.force = c.force;
     auto mine = manifest::istioctl::generate(in);
 
@@ -389,11 +498,13 @@ int main(int argc, char** argv) {
       "TOTAL over %zu cases: %ld identical, %ld differ, %ld only-upstream, %ld only-meshop\n",
       cases.size(), identical, differ, only_up, only_me);
   std::printf("errors: %ld both, %ld only upstream, %ld only meshop\n", err_both, err_up, err_me);
+  std::printf("accept/refuse agrees on %ld/%zu cases (%ld refused by both)\n",
+              static_cast<long>(cases.size()) - err_up - err_me, cases.size(), err_both);
   if (own_work) fs::remove_all(work);
-  if (differ > 0 || only_up > 0 || only_me > 0 || err_me > 0) {
+  if (differ > 0 || only_up > 0 || only_me > 0 || err_me > 0 || err_up > 0) {
     std::printf(
-        "FAIL: every object must be identical and meshop may not fail where upstream "
-        "renders\n");
+        "FAIL: every object must be identical, and meshop must refuse exactly what upstream "
+        "refuses\n");
     return 1;
   }
   if (identical == 0 || identical < min_identical) {

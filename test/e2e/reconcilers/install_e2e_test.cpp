@@ -319,6 +319,29 @@ TEST_F(InstallE2e, MeshConfigTheInjectorWouldRejectIsErrorWithNothingApplied) {
   EXPECT_EQ(run(r.reconcile(key("iop"))).kind, runtime::Action::Kind::kTerminalError);
 }
 
+TEST_F(InstallE2e, ValuesIstioctlWouldRefuseAreErrorWithTheirPathsAndNothingApplied) {
+  // The CRD keeps unknown values fields; istioctl's validation refuses an unknown field and a
+  // wrong type in spec.values (jsonpb into the Values message), and so does meshop.
+  create_iop("iop");
+  auto patched = run(client_->patch(
+      istio_operator_resource(), ns_, "iop", kube::PatchType::kMerge,
+      R"({"spec":{"values":{"global":{"badKey":1},"pilot":{"autoscaleMax":"seven"}}}})"));
+  ASSERT_TRUE(patched) << patched.error().message;
+  InstallReconciler r(client_);
+  auto outcome = run(r.reconcile_once(key("iop")));
+  ASSERT_TRUE(outcome) << outcome.message();
+  EXPECT_EQ(outcome->kind, InstallOutcome::Kind::kInvalid);
+  EXPECT_EQ(outcome->applied, 0);
+  auto iop = get_iop("iop");
+  EXPECT_EQ(api::string_at(iop, {"status", "status"}), "ERROR");
+  std::string message = api::string_at(iop, {"status", "message"});
+  EXPECT_NE(message.find("spec.values.global.badKey: unknown field"), std::string::npos) << message;
+  EXPECT_NE(message.find("spec.values.pilot.autoscaleMax: "), std::string::npos) << message;
+  EXPECT_FALSE(get(kube::resources::kConfigMaps, ns_, "istio-" + revision_).ok());
+  EXPECT_FALSE(get(kube::resources::kDeployments, ns_, istiod()).ok());
+  EXPECT_EQ(run(r.reconcile(key("iop"))).kind, runtime::Action::Kind::kTerminalError);
+}
+
 TEST_F(InstallE2e, ApplyRejectedByTheApiserverIsErrorNamingTheObject) {
   // Valid for istioctl's pipeline (a nodeSelector is a map of strings) but not a label key: the
   // apiserver refuses istiod's Deployment.

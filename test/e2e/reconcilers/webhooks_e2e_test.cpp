@@ -215,7 +215,7 @@ TEST_F(WebhooksE2e, WithoutTheSecretItRequeuesSoonAndFillsCaBundleOnceItExists) 
 
 TEST_F(WebhooksE2e, TagIsAddedMovedAndRemoved) {
   const std::string tag = "t" + suffix_;
-  const std::string tag_webhook = manifest::tag_webhook_name(tag);
+  const std::string tag_webhook = manifest::tag_webhook_name(tag, ns_);
   create_iop("a", rev('a'), R"({"revisionTags":[")" + tag + R"("]})");
   create_iop("b", rev('b'));
   WebhooksReconciler r(client_, config_);
@@ -269,7 +269,7 @@ TEST_F(WebhooksE2e, DefaultTagDeactivatesTheDefaultRevisionUntilItIsRemoved) {
 
   patch_iop("canary", R"({"spec":{"values":{"revisionTags":null}}})");
   auto second = pass(r);
-  EXPECT_EQ(second.pruned, Names{manifest::tag_webhook_name("default")});
+  EXPECT_EQ(second.pruned, Names{manifest::tag_webhook_name("default", ns_)});
   main = get_webhook(revision_webhook(""));
   EXPECT_FALSE(manifest::is_deactivated(*main));
   EXPECT_EQ(route(R"({"istio-injection":"enabled"})", "{}"), Names{"default"});
@@ -319,7 +319,8 @@ TEST_F(WebhooksE2e, ConfigurationsArePrunedWhenTheirIstioOperatorIsDeleted) {
   patch_iop("a", R"({"metadata":{"finalizers":["meshop.io/uninstall"]}})");
   ASSERT_TRUE(run(client_->remove(kIops, ns_, "a")));
   auto first = pass(r);
-  EXPECT_EQ(first.pruned, (Names{manifest::tag_webhook_name(tag), revision_webhook(rev('a'))}));
+  EXPECT_EQ(first.pruned,
+            (Names{manifest::tag_webhook_name(tag, ns_), revision_webhook(rev('a'))}));
   EXPECT_FALSE(get_webhook(revision_webhook(rev('a'))));
 
   ASSERT_TRUE(run(client_->remove(kIops, ns_, "b")));
@@ -344,7 +345,7 @@ TEST_F(WebhooksE2e, IgnoreReconcileLeavesTheConfigurationsAlone) {
   auto paused = pass(r);
   EXPECT_TRUE(paused.applied.empty());
   EXPECT_TRUE(paused.pruned.empty());
-  EXPECT_FALSE(get_webhook(manifest::tag_webhook_name(tag)));
+  EXPECT_FALSE(get_webhook(manifest::tag_webhook_name(tag, ns_)));
   EXPECT_EQ(api::string_at((*get_webhook(name))["webhooks"][0],
                            {"namespaceSelector", "matchLabels", "x"}),
             "y");

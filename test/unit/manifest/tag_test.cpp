@@ -48,6 +48,30 @@ TEST(Tag, TagSelectsItsNameAndCallsTheRevision) {
       << "a non-default tag does not take the legacy label";
 }
 
+// The chart's rule (revision-tags-mwc.yaml): -<ns> outside istio-system; the namespace is the
+// one the revision's own configuration was rendered for unless given.
+TEST(Tag, NameCarriesTheIstioNamespaceOutsideIstioSystem) {
+  EXPECT_EQ(tag_webhook_name("prod"), "istio-revision-tag-prod");
+  EXPECT_EQ(tag_webhook_name("prod", "istio-system"), "istio-revision-tag-prod");
+  EXPECT_EQ(tag_webhook_name("prod", ""), "istio-revision-tag-prod");
+  EXPECT_EQ(tag_webhook_name("prod", "mesh"), "istio-revision-tag-prod-mesh");
+  EXPECT_EQ(revision_webhook_namespace("istio-sidecar-injector-canary", "canary"), "istio-system");
+  EXPECT_EQ(revision_webhook_namespace("istio-sidecar-injector-canary-mesh", "canary"), "mesh");
+  EXPECT_EQ(revision_webhook_namespace("istio-sidecar-injector", "default"), "istio-system");
+  EXPECT_EQ(revision_webhook_namespace("istio-sidecar-injector-mesh", "default"), "mesh");
+  EXPECT_EQ(revision_webhook_namespace("istio-sidecar-injector-default", "default"),
+            "istio-system");
+
+  rapidjson::Document canary =
+      parse(configuration("istio-sidecar-injector-canary-mesh", "canary", "canary", false));
+  auto derived = generate_tag_webhook(canary, "prod", "canary");
+  ASSERT_TRUE(derived.ok()) << derived.message();
+  EXPECT_EQ(api::string_at(*derived, {"metadata", "name"}), "istio-revision-tag-prod-mesh");
+  auto given = generate_tag_webhook(canary, "prod", "canary", "istio-system");
+  ASSERT_TRUE(given.ok()) << given.message();
+  EXPECT_EQ(api::string_at(*given, {"metadata", "name"}), "istio-revision-tag-prod");
+}
+
 TEST(Tag, DefaultTagTakesOverLegacySelectorsAndDeactivatesTheOldDefault) {
   rapidjson::Document old_default =
       parse(configuration("istio-sidecar-injector", "default", "default", true));

@@ -184,6 +184,22 @@ TEST_F(WebhooksDesired, TagCallsItsRevisionAndCarriesOwnerAndTagLabels) {
   EXPECT_EQ(route(d, R"({"istio-injection":"enabled"})", "{}"), Names{});
 }
 
+// Outside istio-system the chart suffixes both names with the namespace (revision-tags-mwc.yaml:
+// istio-revision-tag-<tag>-<ns>), and so does meshop.
+TEST_F(WebhooksDesired, TagOutsideIstioSystemIsSuffixedWithTheNamespace) {
+  add_iop(R"({"apiVersion":"install.istio.io/v1alpha1","kind":"IstioOperator","metadata":{
+      "name":"canary","namespace":"istio-other","creationTimestamp":"2026-01-01T00:00:01Z"},
+      "spec":{"revision":"canary","namespace":"istio-other",
+              "values":{"global":{"istioNamespace":"istio-other"},"revisionTags":["prod"]}}})");
+  auto d = compute();
+  ASSERT_EQ(names(d), (Names{"istio-revision-tag-prod-istio-other",
+                             "istio-sidecar-injector-canary-istio-other"}))
+      << ::testing::PrintToString(d.problems.empty() ? std::string() : d.problems[0].message);
+  const auto* tag = find(d, "istio-revision-tag-prod-istio-other");
+  EXPECT_EQ(tag->tag, "prod");
+  EXPECT_EQ(route(d, R"({"istio.io/rev":"prod"})", "{}"), Names{"canary"});
+}
+
 TEST_F(WebhooksDesired, DefaultTagTakesLegacySelectorsAndDeactivatesDefaultRevisionLast) {
   add_iop(iop("main", "", 1));
   add_iop(iop("canary", "canary", 2, R"({"revisionTags":["default"]})"));
