@@ -644,8 +644,8 @@ kube::Task<api::Status> RevisionsReconciler::write_status(const RevisionsReport&
                         api::string_at(*mine, {"reason"}) != use->reason ||
                         api::string_at(*mine, {"message"}) != use->message ||
                         api::string_at(*mine, {"lastTransitionTime"}) != use->last_transition;
-      if (use->uninstall_after && !use->in_use && use->annotation_error.empty())
-        watching_unused_ = true;
+      if (use->uninstall_after && owner_revision(report, key) != "default")
+        watching_unused_ = true;  // its pods may go at any time
       if (use->uninstall_at && !use->uninstall &&
           (!next_deadline_ || *use->uninstall_at < *next_deadline_))
         next_deadline_ = use->uninstall_at;
@@ -727,8 +727,8 @@ kube::Task<api::Status> RevisionsReconciler::write_status(const RevisionsReport&
 kube::Task<runtime::Action> RevisionsReconciler::reconcile(const std::string& /*key*/) {
   auto report = co_await pass();
   if (!report) co_return error_action(report.error());
-  // Pods are not watched (a pass per pod change would be costly): while an annotated
-  // IstioOperator's revision is unused, or may become so, the stores are read again every 10 s
+  // Pods are not watched (a pass per pod change would be costly): while a non-default
+  // IstioOperator carries a valid uninstall annotation, the stores are read again every 10 s
   // (no API call), and at the uninstall deadline.
   std::chrono::nanoseconds after = std::chrono::minutes(5);
   if (watching_unused_) after = std::chrono::seconds(10);
