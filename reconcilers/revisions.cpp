@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 
 #include "api/json.hpp"
 #include "operator/log/log.hpp"
@@ -285,8 +286,13 @@ api::Result<RevisionsReport> evaluate(const RevisionsView& view) {
     if (pod_gone(pod)) continue;
     restart::PodState state = restart::observe_pod(pod);
     std::string carried = state.injected ? state.revision : std::string();
-    if (carried.empty()) {
-      const rapidjson::Value* labels = api::find(pod, "/metadata/labels");
+    const rapidjson::Value* labels = api::find(pod, "/metadata/labels");
+    // The revision's own components (istiod, its gateways) carry istio.io/rev: they go with
+    // the revision and do not keep it in use.
+    if (labels != nullptr && labels->IsObject() &&
+        api::find_member(*labels, "operator.istio.io/component") != nullptr)
+      carried.clear();
+    else if (carried.empty()) {
       const rapidjson::Value* l =
           labels != nullptr && labels->IsObject() ? api::find_member(*labels, kRevLabel) : nullptr;
       if (l != nullptr && l->IsString())
@@ -392,7 +398,8 @@ InUseDecision decide_in_use(const InUseInput& in) {
 }
 
 std::optional<InUseDecision> in_use_of(const RevisionsReport& report, const rapidjson::Value& iop,
-                                       restart::SystemTime now) {
+                                       restart::SystemTime now,
+                                       const std::pair<std::string, std::string>* written) {
   auto owner = report.owners.find(key_of(iop));
   if (owner == report.owners.end() || owner->second.empty()) return std::nullopt;
   InUseInput in;
@@ -411,6 +418,7 @@ std::optional<InUseDecision> in_use_of(const RevisionsReport& report, const rapi
         in.current_status = api::string_at(c, {"status"});
         in.current_transition = api::string_at(c, {"lastTransitionTime"});
       }
+  if (written != nullptr) std::tie(in.current_status, in.current_transition) = *written;
   in.now = now;
   return decide_in_use(in);
 }
@@ -626,7 +634,11 @@ kube::Task<api::Status> RevisionsReconciler::write_status(const RevisionsReport&
 
     // The InUse condition. The object's, else what this process last wrote (another writer's
     // list without it, a cache that lags) keeps the transition time.
-    std::optional<InUseDecision> use = in_use_of(report, iop, now);
+    // What this process last wrote wins over the object's condition: another writer of the
+    // list (install, restarts) may write back an older InUse from a lagging cache.
+    auto last = last_in_use_.find(key);
+    std::optional<InUseDecision> use =
+        in_use_of(report, iop, now, last != last_in_use_.end() ? &last->second : nullptr);
     const rapidjson::Value* conds = api::find(iop, "/status/conditions");
     const rapidjson::Value* mine = nullptr;
     if (conds != nullptr && conds->IsArray())
@@ -634,12 +646,6 @@ kube::Task<api::Status> RevisionsReconciler::write_status(const RevisionsReport&
         if (c.IsObject() && api::string_at(c, {"type"}) == kInUseCondition) mine = &c;
     bool write_condition = false;
     if (use) {
-      auto last = last_in_use_.find(key);
-      if (mine == nullptr && last != last_in_use_.end() && last->second.first == use->status &&
-          !use->in_use) {
-        use->last_transition = last->second.second;
-        use->unused_since = restart::parse_rfc3339(use->last_transition);
-      }
       write_condition = mine == nullptr || api::string_at(*mine, {"status"}) != use->status ||
                         api::string_at(*mine, {"reason"}) != use->reason ||
                         api::string_at(*mine, {"message"}) != use->message ||
@@ -683,18 +689,18 @@ kube::Task<api::Status> RevisionsReconciler::write_status(const RevisionsReport&
       if (!r && r.error().is(kube::ErrorKind::kNotFound)) continue;
       if (!r) co_return api_error(r.error(), "istiooperator " + key + ": status.revisions");
       if (write_condition) {
+        // A change between True and False: from what this process wrote last, else (first
+        // pass) from the object; not a first report, not a rewrite of the same.
         const std::string before =
-            mine != nullptr ? api::string_at(*mine, {"status"}) : std::string();
-        const auto last = last_in_use_.find(key);
-        const std::string last_status =
-            last != last_in_use_.end() ? last->second.first : std::string();
-        // A change between True and False (not a first report, not a rewrite of the same).
-        if (events_ && (before == "True" || before == "False") && before != use->status &&
-            last_status != use->status)
+            last != last_in_use_.end()
+                ? last->second.first
+                : (mine != nullptr ? api::string_at(*mine, {"status"}) : std::string());
+        const bool changed = (before == "True" || before == "False") && before != use->status;
+        if (events_ && changed)
           events_->record(iop_reference(iop), kube::EventType::kNormal,
                           use->in_use ? "RevisionInUse" : "RevisionUnused", "EvaluateUsage",
                           use->message);
-        if (before != use->status && (before == "True" || before == "False"))
+        if (changed)
           log::info(use->in_use ? "revision in use again" : "revision unused",
                     {{"controller", "revisions"}, {"object", key}, {"detail", use->message}});
         last_in_use_[key] = {use->status, use->last_transition};

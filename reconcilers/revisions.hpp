@@ -144,7 +144,8 @@ struct RevisionUsage {
   std::vector<std::string> requested_by;
   // Live pods of any namespace that carry it: the sidecar.istio.io/status revision, else the
   // pod's istio.io/rev label (through tags). A pod whose namespace moved to another revision
-  // still talks to this one until it is restarted.
+  // still talks to this one until it is restarted. Pods labelled operator.istio.io/component
+  // (the revision's own istiod and gateways) are not counted.
   int running_pods = 0;
   // Namespaces where it is one of several revisions called (RevisionConflict), or where it
   // serves or is asked for (istio.io/rev, through tags) with both labels set
@@ -229,9 +230,11 @@ api::Result<RevisionsReport> evaluate(const RevisionsView& view);
 //    inUse: bool}
 rapidjson::Document status_revisions(const RevisionsReport& report, const std::string& key);
 
-// The InUse decision for the IstioOperator `iop` (nullopt when it owns no revision).
-std::optional<InUseDecision> in_use_of(const RevisionsReport& report, const rapidjson::Value& iop,
-                                       restart::SystemTime now);
+// The InUse decision for the IstioOperator `iop` (nullopt when it owns no revision). `written`
+// (status, lastTransitionTime), when given, stands for the condition instead of the object's.
+std::optional<InUseDecision> in_use_of(
+    const RevisionsReport& report, const rapidjson::Value& iop, restart::SystemTime now,
+    const std::pair<std::string, std::string>* written = nullptr);
 
 class RevisionsReconciler {
  public:

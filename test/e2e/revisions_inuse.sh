@@ -22,6 +22,14 @@ base=$((20000 + id % 12000))
 run_pid=
 cleanup() {
   local rc=$?
+  set +e
+  if [ "$rc" != 0 ]; then
+    echo "--- debug: IstioOperator status" >&2
+    kubectl -n "$cp" get istiooperators -o jsonpath='{range .items[*]}{.metadata.name}: {.status.revisions} {.status.conditions}{"\n"}{end}' >&2
+    kubectl get pods -n "$app" -o wide >&2
+    kubectl get pods -n "$old" -o wide >&2
+    tail -n 30 "$work/run.log" >&2
+  fi
   kubectl delete namespace "$app" "$old" --wait=false >/dev/null 2>&1 || true
   (exit "$rc")
   operator_cleanup
@@ -56,13 +64,14 @@ revisions_field() {  # IOP FIELD
   kubectl -n "$cp" get istiooperator "$1" -o jsonpath="{.status.revisions[0].$2}"
 }
 field_is() { [ "$(revisions_field "$1" "$2")" = "$3" ]; }
-event_reasons() {
-  kubectl -n "$cp" get events --field-selector "involvedObject.name=$1" \
-    -o jsonpath='{range .items[*]}{.reason}{"\n"}{end}' 2>/dev/null
-  kubectl -n "$cp" get events.events.k8s.io --field-selector "regarding.name=$1" \
-    -o jsonpath='{range .items[*]}{.reason}{"\n"}{end}' 2>/dev/null
+has_event() {  # IOP REASON: a Normal Event REASON on IstioOperator IOP
+  kubectl -n "$cp" get events.events.k8s.io -o json | python3 -c '
+import json, sys
+ev = [e for e in json.load(sys.stdin)["items"] if e["regarding"]["name"] == sys.argv[1]
+      and e["regarding"]["kind"] == "IstioOperator" and e["reason"] == sys.argv[2]
+      and e["type"] == "Normal"]
+sys.exit(0 if ev else 1)' "$1" "$2"
 }
-has_event() { event_reasons "$1" | grep -qx "$2"; }
 gone() { ! kubectl -n "$cp" get istiooperator "$1" >/dev/null 2>&1; }
 
 iop main ""

@@ -471,6 +471,36 @@ TEST_F(Revisions, InUseCountsNamespacesByLabelTagsAndPodLabels) {
   EXPECT_NE(d->message.find("1 tag (prod)"), std::string::npos) << d->message;
 }
 
+TEST_F(Revisions, TheRevisionsOwnComponentsDoNotKeepItInUse) {
+  RevisionsView view;
+  add_configs(view, {&default_, &canary_});
+  view.istio_operators.push_back(parse(iop_json("istio-system", "canary", "canary")));
+  view.pods.push_back(
+      parse(R"({"metadata":{"name":"istiod-canary-1","namespace":"istio-system","labels":)"
+            R"({"app":"istiod","istio.io/rev":"canary","operator.istio.io/component":"Pilot"}}})"));
+  auto report = evaluate(view);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->revisions.at("canary").running_pods, 0);
+  EXPECT_FALSE(in_use_of(*report, view.istio_operators[0], at("2026-01-01T00:00:00Z"))->in_use);
+}
+
+TEST_F(Revisions, WhatThisProcessWroteWinsOverAStaleConditionOnTheObject) {
+  // Another writer put back InUse=False of an hour ago after this process wrote True: once the
+  // revision is unused again, the time is now, not the stale one.
+  RevisionsView view;
+  add_configs(view, {&default_, &canary_});
+  view.istio_operators.push_back(
+      iop_with("istio-system", "canary", "canary", "20s", "False", "2026-01-01T00:00:00Z"));
+  auto report = evaluate(view);
+  ASSERT_TRUE(report.ok());
+  std::pair<std::string, std::string> written{"True", "2026-01-01T00:59:00Z"};
+  auto d = in_use_of(*report, view.istio_operators[0], at("2026-01-01T01:00:00Z"), &written);
+  EXPECT_FALSE(d->uninstall);
+  EXPECT_EQ(d->last_transition, "2026-01-01T01:00:00Z");
+  auto stale = in_use_of(*report, view.istio_operators[0], at("2026-01-01T01:00:00Z"));
+  EXPECT_TRUE(stale->uninstall) << "without the memory, the object's time counts";
+}
+
 InUseInput unused_input(const std::string& revision, const std::string& annotation,
                         const std::string& status, const std::string& since,
                         const std::string& now) {
