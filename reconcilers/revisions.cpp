@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 
 #include "api/json.hpp"
 #include "operator/log/log.hpp"
@@ -115,6 +116,18 @@ std::string message_for(const NamespaceVerdict& v,
       return "no injector webhook selects this namespace: new pods are not injected";
   }
   return {};
+}
+
+kube::ObjectReference iop_reference(const rapidjson::Value& iop) {
+  kube::ObjectReference r = kube::reference_to(iop);
+  if (r.api_version.empty()) r.api_version = "install.istio.io/v1alpha1";
+  if (r.kind.empty()) r.kind = "IstioOperator";
+  return r;
+}
+
+std::string owner_revision(const RevisionsReport& report, const std::string& key) {
+  auto it = report.owners.find(key);
+  return it == report.owners.end() ? std::string() : it->second;
 }
 
 bool terminating(const rapidjson::Value& object) {
@@ -263,16 +276,151 @@ api::Result<RevisionsReport> evaluate(const RevisionsView& view) {
           {v.name, std::string(reason_name(v.reason)), v.message});
   }
 
-  // Pods running the revision that serves their namespace.
+  // Namespaces asking for a revision by label that it does not serve.
+  for (const NamespaceVerdict& v : report.namespaces)
+    if (!v.requested_revision.empty() && v.requested_revision != v.revision)
+      report.revisions[v.requested_revision].requested_by.push_back(v.name);
+
+  // Pods: running the revision that serves their namespace, and carrying a revision at all.
   for (const rapidjson::Document& pod : view.pods) {
-    if (terminating(pod)) continue;
+    if (pod_gone(pod)) continue;
+    restart::PodState state = restart::observe_pod(pod);
+    std::string carried = state.injected ? state.revision : std::string();
+    const rapidjson::Value* labels = api::find(pod, "/metadata/labels");
+    // The revision's own components (istiod, its gateways) carry istio.io/rev: they go with
+    // the revision and do not keep it in use.
+    if (labels != nullptr && labels->IsObject() &&
+        api::find_member(*labels, "operator.istio.io/component") != nullptr)
+      carried.clear();
+    else if (carried.empty()) {
+      const rapidjson::Value* l =
+          labels != nullptr && labels->IsObject() ? api::find_member(*labels, kRevLabel) : nullptr;
+      if (l != nullptr && l->IsString())
+        carried = resolve(*entries, std::string(api::string_view_of(*l)));
+    }
+    if (!carried.empty()) {
+      auto known = report.revisions.find(carried);
+      if (known != report.revisions.end()) ++known->second.running_pods;
+    }
     auto it = by_name.find(api::string_at(pod, {"metadata", "namespace"}));
     if (it == by_name.end() || it->second->revision.empty()) continue;
-    restart::PodState state = restart::observe_pod(pod);
     if (state.injected && state.revision == it->second->revision)
       ++report.revisions[state.revision].pods;
   }
   return report;
+}
+
+bool pod_gone(const rapidjson::Value& pod) {
+  if (terminating(pod)) return true;
+  std::string phase = api::string_at(pod, {"status", "phase"});
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+namespace {
+
+std::string count_text(std::size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string list_text(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < 5; ++i)
+    out += (i ? ", " : "") + names[i];
+  if (names.size() > 5) out += ", ...";
+  return out;
+}
+
+}  // namespace
+
+InUseDecision decide_in_use(const InUseInput& in) {
+  InUseDecision d;
+  const RevisionUsage& u = in.usage;
+  std::vector<std::string> routing = u.namespaces;
+  routing.insert(routing.end(), u.requested_by.begin(), u.requested_by.end());
+  for (const RevisionConflict& c : u.conflicts)
+    if (std::find(routing.begin(), routing.end(), c.ns) == routing.end()) routing.push_back(c.ns);
+  std::sort(routing.begin(), routing.end());
+  d.in_use = !routing.empty() || u.running_pods > 0 || !u.tags.empty();
+  d.status = d.in_use ? "True" : "False";
+  d.reason = d.in_use ? "Used" : "Unused";
+  d.last_transition = in.current_status == d.status && !in.current_transition.empty()
+                          ? in.current_transition
+                          : restart::rfc3339(in.now);
+  if (d.in_use) {
+    std::vector<std::string> parts;
+    if (!routing.empty())
+      parts.push_back(count_text(routing.size(), "namespace", "namespaces") + " (" +
+                      list_text(routing) + ")");
+    if (u.running_pods > 0)
+      parts.push_back(count_text(u.running_pods, "running pod", "running pods"));
+    if (!u.tags.empty())
+      parts.push_back(count_text(u.tags.size(), "tag", "tags") + " (" + list_text(u.tags) + ")");
+    d.message = "revision " + in.revision + " is used by ";
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      d.message += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  } else {
+    d.unused_since = restart::parse_rfc3339(d.last_transition);
+    d.message = "revision " + in.revision +
+                " is unused: no namespace routes to it, no running pod carries it, no tag "
+                "points at it (since " +
+                d.last_transition + ")";
+  }
+
+  if (!in.uninstall_after) return d;
+  const std::string annotation = std::string(kUninstallWhenUnusedAnnotation);
+  auto grace = restart::parse_go_duration(*in.uninstall_after);
+  if (!grace || grace->count() <= 0) {
+    d.annotation_error = "annotation " + annotation + ": \"" + *in.uninstall_after +
+                         "\" is not a positive Go duration (e.g. 1h, 30m); ignored, nothing is "
+                         "uninstalled";
+    d.message += "; " + d.annotation_error;
+    return d;
+  }
+  d.uninstall_after = *grace;
+  const std::string grace_text =
+      restart::go_duration(std::chrono::duration_cast<std::chrono::seconds>(*grace));
+  if (in.revision == "default") {
+    d.message +=
+        "; the default revision is never uninstalled automatically (" + annotation + " ignored)";
+    return d;
+  }
+  if (d.in_use) {
+    d.message += "; uninstalled once unused for " + grace_text + " (" + annotation + ")";
+    return d;
+  }
+  if (!d.unused_since) return d;
+  d.uninstall_at = *d.unused_since + std::chrono::duration_cast<std::chrono::seconds>(*grace);
+  d.message += "; uninstalled at " + restart::rfc3339(*d.uninstall_at) + " if still unused (" +
+               annotation + ": " + grace_text + ")";
+  // Only a time the object already holds counts (it survives a restart of meshop).
+  d.uninstall = in.current_status == "False" && in.now >= *d.uninstall_at;
+  return d;
+}
+
+std::optional<InUseDecision> in_use_of(const RevisionsReport& report, const rapidjson::Value& iop,
+                                       restart::SystemTime now,
+                                       const std::pair<std::string, std::string>* written) {
+  auto owner = report.owners.find(key_of(iop));
+  if (owner == report.owners.end() || owner->second.empty()) return std::nullopt;
+  InUseInput in;
+  in.revision = owner->second;
+  if (auto u = report.revisions.find(in.revision); u != report.revisions.end())
+    in.usage = u->second;
+  if (const rapidjson::Value* ann = api::find(iop, "/metadata/annotations");
+      ann != nullptr && ann->IsObject())
+    if (const rapidjson::Value* v = api::find_member(*ann, kUninstallWhenUnusedAnnotation);
+        v != nullptr)
+      in.uninstall_after = v->IsString() ? std::string(api::string_view_of(*v)) : std::string();
+  if (const rapidjson::Value* conds = api::find(iop, "/status/conditions");
+      conds != nullptr && conds->IsArray())
+    for (const rapidjson::Value& c : conds->GetArray())
+      if (c.IsObject() && api::string_at(c, {"type"}) == kInUseCondition) {
+        in.current_status = api::string_at(c, {"status"});
+        in.current_transition = api::string_at(c, {"lastTransitionTime"});
+      }
+  if (written != nullptr) std::tie(in.current_status, in.current_transition) = *written;
+  in.now = now;
+  return decide_in_use(in);
 }
 
 rapidjson::Document status_revisions(const RevisionsReport& report, const std::string& key) {
@@ -298,14 +446,23 @@ rapidjson::Document status_revisions(const RevisionsReport& report, const std::s
     conflicts.PushBack(o, a);
   }
   item.AddMember("conflicts", conflicts, a);
+  item.AddMember("requestedBy", string_array(u.requested_by, a), a);
+  item.AddMember("runningPods", u.running_pods, a);
+  InUseInput in;
+  in.revision = rev;
+  in.usage = u;
+  item.AddMember("inUse", decide_in_use(in).in_use, a);
   out.PushBack(item, a);
   return out;
 }
 
 RevisionsReconciler::RevisionsReconciler(std::shared_ptr<kube::Client> client,
                                          RevisionsConfig config, metrics::Registry* registry,
-                                         std::shared_ptr<kube::EventRecorder> events)
-    : client_(std::move(client)), config_(std::move(config)), events_(std::move(events)) {
+                                         std::shared_ptr<kube::EventRecorder> events, Now now)
+    : client_(std::move(client)),
+      config_(std::move(config)),
+      events_(std::move(events)),
+      now_(now ? std::move(now) : Now([] { return std::chrono::system_clock::now(); })) {
   if (registry != nullptr)
     namespaces_gauge_ =
         &registry->gauge("meshop_namespaces",
@@ -462,32 +619,130 @@ kube::Task<api::Status> RevisionsReconciler::write_status(const RevisionsReport&
   if (view.istio_operators.empty()) co_return api::ok_status();
   auto iop_type = co_await client_->discover("install.istio.io/v1alpha1", "IstioOperator");
   if (!iop_type) co_return api_error(iop_type.error(), "discovering IstioOperator");
+  const restart::SystemTime now = now_();
+  next_deadline_.reset();
+  watching_unused_ = false;
+  std::set<std::string> seen;
   for (const rapidjson::Document& iop : view.istio_operators) {
     std::string key = key_of(iop);
-    rapidjson::Document desired = status_revisions(report, key);
-    const rapidjson::Value* current = api::find(iop, "/status/revisions");
-    if (current != nullptr && api::json_equal(*current, desired)) continue;
-    rapidjson::Document patch(rapidjson::kObjectType);
-    auto& a = patch.GetAllocator();
-    rapidjson::Value status(rapidjson::kObjectType);
-    status.AddMember("revisions", rapidjson::Value(desired, a), a);
-    patch.AddMember("status", status, a);
-    kube::PatchOptions options;
-    options.subresource = "status";
+    seen.insert(key);
     std::string ns = api::string_at(iop, {"metadata", "namespace"});
     std::string name = api::string_at(iop, {"metadata", "name"});
-    auto r = co_await client_->patch(*iop_type, ns, name, kube::PatchType::kMerge,
-                                     api::to_json(patch), options);
-    if (!r && !r.error().is(kube::ErrorKind::kNotFound))
-      co_return api_error(r.error(), "istiooperator " + key + ": status.revisions");
+    rapidjson::Document desired = status_revisions(report, key);
+    const rapidjson::Value* current = api::find(iop, "/status/revisions");
+    const bool revisions_same = current != nullptr && api::json_equal(*current, desired);
+
+    // The InUse condition. The object's, else what this process last wrote (another writer's
+    // list without it, a cache that lags) keeps the transition time.
+    // What this process last wrote wins over the object's condition: another writer of the
+    // list (install, restarts) may write back an older InUse from a lagging cache.
+    auto last = last_in_use_.find(key);
+    std::optional<InUseDecision> use =
+        in_use_of(report, iop, now, last != last_in_use_.end() ? &last->second : nullptr);
+    const rapidjson::Value* conds = api::find(iop, "/status/conditions");
+    const rapidjson::Value* mine = nullptr;
+    if (conds != nullptr && conds->IsArray())
+      for (const rapidjson::Value& c : conds->GetArray())
+        if (c.IsObject() && api::string_at(c, {"type"}) == kInUseCondition) mine = &c;
+    bool write_condition = false;
+    if (use) {
+      write_condition = mine == nullptr || api::string_at(*mine, {"status"}) != use->status ||
+                        api::string_at(*mine, {"reason"}) != use->reason ||
+                        api::string_at(*mine, {"message"}) != use->message ||
+                        api::string_at(*mine, {"lastTransitionTime"}) != use->last_transition;
+      if (use->uninstall_after && owner_revision(report, key) != "default")
+        watching_unused_ = true;  // its pods may go at any time
+      if (use->uninstall_at && !use->uninstall &&
+          (!next_deadline_ || *use->uninstall_at < *next_deadline_))
+        next_deadline_ = use->uninstall_at;
+    }
+    if (!revisions_same || write_condition) {
+      rapidjson::Document patch(rapidjson::kObjectType);
+      auto& a = patch.GetAllocator();
+      rapidjson::Value status(rapidjson::kObjectType);
+      status.AddMember("revisions", rapidjson::Value(desired, a), a);
+      if (write_condition) {
+        // Other reconcilers' conditions (install's Ready/Reconciled, restarts' RestartsHalted)
+        // as they are: a merge patch replaces the whole list.
+        rapidjson::Value conditions(rapidjson::kArrayType);
+        if (conds != nullptr && conds->IsArray())
+          for (const rapidjson::Value& c : conds->GetArray())
+            if (c.IsObject() && api::string_at(c, {"type"}) != kInUseCondition)
+              conditions.PushBack(rapidjson::Value(c, a), a);
+        rapidjson::Value cond(rapidjson::kObjectType);
+        cond.AddMember("type", api::make_string(kInUseCondition, a), a);
+        cond.AddMember("status", api::make_string(use->status, a), a);
+        if (const rapidjson::Value* g = api::find(iop, "/metadata/generation");
+            g != nullptr && g->IsInt64())
+          cond.AddMember("observedGeneration", rapidjson::Value(g->GetInt64()), a);
+        cond.AddMember("lastTransitionTime", api::make_string(use->last_transition, a), a);
+        cond.AddMember("reason", api::make_string(use->reason, a), a);
+        cond.AddMember("message", api::make_string(use->message, a), a);
+        conditions.PushBack(cond, a);
+        status.AddMember("conditions", conditions, a);
+      }
+      patch.AddMember("status", status, a);
+      kube::PatchOptions options;
+      options.subresource = "status";
+      auto r = co_await client_->patch(*iop_type, ns, name, kube::PatchType::kMerge,
+                                       api::to_json(patch), options);
+      if (!r && r.error().is(kube::ErrorKind::kNotFound)) continue;
+      if (!r) co_return api_error(r.error(), "istiooperator " + key + ": status.revisions");
+      if (write_condition) {
+        // A change between True and False: from what this process wrote last, else (first
+        // pass) from the object; not a first report, not a rewrite of the same.
+        const std::string before =
+            last != last_in_use_.end()
+                ? last->second.first
+                : (mine != nullptr ? api::string_at(*mine, {"status"}) : std::string());
+        const bool changed = (before == "True" || before == "False") && before != use->status;
+        if (events_ && changed)
+          events_->record(iop_reference(iop), kube::EventType::kNormal,
+                          use->in_use ? "RevisionInUse" : "RevisionUnused", "EvaluateUsage",
+                          use->message);
+        if (changed)
+          log::info(use->in_use ? "revision in use again" : "revision unused",
+                    {{"controller", "revisions"}, {"object", key}, {"detail", use->message}});
+        last_in_use_[key] = {use->status, use->last_transition};
+      }
+    }
+
+    // Uninstall: the object already holds InUse=False long enough (decide_in_use).
+    if (use && use->uninstall && !terminating(iop)) {
+      std::string why = "revision " + owner_revision(report, key) + " has been unused since " +
+                        use->last_transition + ", longer than " +
+                        std::string(kUninstallWhenUnusedAnnotation) + " (" +
+                        restart::go_duration(std::chrono::duration_cast<std::chrono::seconds>(
+                            *use->uninstall_after)) +
+                        "): deleting IstioOperator " + key + " (its finalizer uninstalls it)";
+      log::info("uninstalling unused revision",
+                {{"controller", "revisions"}, {"object", key}, {"detail", why}});
+      if (events_)
+        events_->record(iop_reference(iop), kube::EventType::kNormal, "UninstallUnused",
+                        "Uninstall", why);
+      auto r = co_await client_->remove(*iop_type, ns, name);
+      if (!r && !r.error().is(kube::ErrorKind::kNotFound))
+        co_return api_error(r.error(), "istiooperator " + key + ": uninstalling unused revision");
+    }
   }
+  for (auto it = last_in_use_.begin(); it != last_in_use_.end();)
+    it = seen.count(it->first) ? std::next(it) : last_in_use_.erase(it);
   co_return api::ok_status();
 }
 
 kube::Task<runtime::Action> RevisionsReconciler::reconcile(const std::string& /*key*/) {
   auto report = co_await pass();
   if (!report) co_return error_action(report.error());
-  co_return runtime::Action::requeue_after(std::chrono::minutes(5));
+  // Pods are not watched (a pass per pod change would be costly): while a non-default
+  // IstioOperator carries a valid uninstall annotation, the stores are read again every 10 s
+  // (no API call), and at the uninstall deadline.
+  std::chrono::nanoseconds after = std::chrono::minutes(5);
+  if (watching_unused_) after = std::chrono::seconds(10);
+  if (next_deadline_) {
+    auto until = *next_deadline_ - now_() + std::chrono::seconds(1);
+    if (until < after) after = std::max<std::chrono::nanoseconds>(until, std::chrono::seconds(1));
+  }
+  co_return runtime::Action::requeue_after(std::chrono::duration_cast<runtime::Duration>(after));
 }
 
 void setup_revisions(const OperatorSetup& setup, RevisionsConfig config) {

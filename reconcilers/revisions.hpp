@@ -26,15 +26,23 @@
 //     repeats);
 //   - IstioOperator `status.revisions` (JSON merge patch on the status subresource, sent only
 //     when it differs from what the object holds) — see status_revisions();
+//   - the IstioOperator's InUse condition (decide_in_use; in the same patch, the other
+//     reconcilers' conditions written back as they are: a merge patch replaces the list), and
+//     a Normal Event RevisionUnused / RevisionInUse when it changes between True and False;
 //   - gauge meshop_namespaces{revision}: namespaces served by each revision (warnings with a
 //     single serving revision included; conflicts excluded).
-// Writes nothing else.
+// Acts: an IstioOperator annotated meshop.io/uninstall-when-unused-after whose revision has
+// been unused that long (decide_in_use) is deleted (its finalizer uninstalls), after a Normal
+// Event UninstallUnused saying why. Writes nothing else.
 //
 // Thread affinity: the client's executor (the control loop).
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -47,6 +55,7 @@
 #include "operator/kube/events.hpp"
 #include "operator/metrics/registry.hpp"
 #include "operator/restart/cluster_plan.hpp"
+#include "operator/restart/policy.hpp"
 #include "operator/restart/webhook_routes.hpp"
 #include "operator/runtime/controller.hpp"
 #include "operator/runtime/store.hpp"
@@ -125,15 +134,67 @@ struct RevisionConflict {
 struct RevisionUsage {
   std::vector<std::string> tags;        // tags whose configuration points at it, sorted
   std::vector<std::string> namespaces;  // served by it alone (verdict.revision), sorted
-  // Pods in `namespaces`, not terminating, whose sidecar.istio.io/status annotation names
-  // this revision (restart::observe_pod: a status without a revision field is `default`).
-  // The pod's istio.io/rev label is not consulted: the status is what the injector wrote.
+  // Pods in `namespaces`, live (not terminating, status.phase neither Succeeded nor Failed),
+  // whose sidecar.istio.io/status annotation names this revision (restart::observe_pod: a
+  // status without a revision field is `default`). The pod's istio.io/rev label is not
+  // consulted: the status is what the injector wrote.
   int pods = 0;
+  // Namespaces whose istio.io/rev label names it (directly or through a tag) without being
+  // served by it (deactivated entries, both injection labels), sorted.
+  std::vector<std::string> requested_by;
+  // Live pods of any namespace that carry it: the sidecar.istio.io/status revision, else the
+  // pod's istio.io/rev label (through tags). A pod whose namespace moved to another revision
+  // still talks to this one until it is restarted. Pods labelled operator.istio.io/component
+  // (the revision's own istiod and gateways) are not counted.
+  int running_pods = 0;
   // Namespaces where it is one of several revisions called (RevisionConflict), or where it
   // serves or is asked for (istio.io/rev, through tags) with both labels set
   // (ConflictingInjectionLabels), sorted by namespace.
   std::vector<RevisionConflict> conflicts;
 };
+
+// A pod that neither runs nor will: being deleted (metadata.deletionTimestamp) or finished
+// (status.phase Succeeded or Failed: Completed Job pods, evicted pods).
+bool pod_gone(const rapidjson::Value& pod);
+
+// ---- InUse: is a revision used, since when not, and is it to be uninstalled ----
+inline constexpr std::string_view kInUseCondition = "InUse";
+inline constexpr std::string_view kUninstallWhenUnusedAnnotation =
+    "meshop.io/uninstall-when-unused-after";
+
+struct InUseInput {
+  std::string revision;
+  RevisionUsage usage;
+  // The IstioOperator's annotation kUninstallWhenUnusedAnnotation, when it has one.
+  std::optional<std::string> uninstall_after;
+  // Its InUse condition as the object holds it ("" when absent).
+  std::string current_status;
+  std::string current_transition;  // lastTransitionTime (RFC 3339)
+  restart::SystemTime now;
+};
+
+struct InUseDecision {
+  bool in_use = false;
+  // The InUse condition: status True/False, reason Used/Unused, message (the counts, and what
+  // the annotation does), lastTransitionTime (kept while the status holds).
+  std::string status, reason, message, last_transition;
+  // Unused: since when (lastTransitionTime of InUse=False).
+  std::optional<restart::SystemTime> unused_since;
+  // The annotation's value parsed; annotation_error says why it was refused (nothing is
+  // uninstalled then).
+  std::optional<std::chrono::nanoseconds> uninstall_after;
+  std::string annotation_error;
+  // When the revision will be uninstalled if it stays unused (set only when it may be).
+  std::optional<restart::SystemTime> uninstall_at;
+  // Delete the IstioOperator now: not the default revision, no tag points at it, unused
+  // continuously (per the condition already on the object) for at least uninstall_after.
+  bool uninstall = false;
+};
+
+// Pure. Unused = no namespace routes to the revision (served or asked for by istio.io/rev;
+// for the default revision istio-injection=enabled is served by it), no live pod carries it,
+// no tag points at it.
+InUseDecision decide_in_use(const InUseInput& in);
 
 // Everything a pass reads. `webhook_configurations` is a JSON array.
 struct RevisionsView {
@@ -165,14 +226,22 @@ api::Result<RevisionsReport> evaluate(const RevisionsView& view);
 // The value of status.revisions for the IstioOperator `key` ("<namespace>/<name>"): an array
 // with one element for the revision it owns (none when it owns nothing)
 //   {revision, tags: [...], namespaces: [...], pods: N,
-//    conflicts: [{namespace, reason, message}]}
+//    conflicts: [{namespace, reason, message}], requestedBy: [...], runningPods: N,
+//    inUse: bool}
 rapidjson::Document status_revisions(const RevisionsReport& report, const std::string& key);
+
+// The InUse decision for the IstioOperator `iop` (nullopt when it owns no revision). `written`
+// (status, lastTransitionTime), when given, stands for the condition instead of the object's.
+std::optional<InUseDecision> in_use_of(
+    const RevisionsReport& report, const rapidjson::Value& iop, restart::SystemTime now,
+    const std::pair<std::string, std::string>* written = nullptr);
 
 class RevisionsReconciler {
  public:
+  using Now = std::function<restart::SystemTime()>;
   RevisionsReconciler(std::shared_ptr<kube::Client> client, RevisionsConfig config,
                       metrics::Registry* registry = nullptr,
-                      std::shared_ptr<kube::EventRecorder> events = nullptr);
+                      std::shared_ptr<kube::EventRecorder> events = nullptr, Now now = nullptr);
 
   // One pass: observe, evaluate, report (Events, status.revisions, gauge). Errors are list or
   // patch failures and configurations that do not parse (naming them).
@@ -195,6 +264,13 @@ class RevisionsReconciler {
   metrics::Family<metrics::Gauge>* namespaces_gauge_ = nullptr;
   std::set<std::string> gauge_revisions_;          // label values set so far (reset to 0)
   std::map<std::string, std::string> last_state_;  // namespace → reason + message reported
+  Now now_;
+  // IstioOperator key → the InUse condition this process last wrote (status|transition): the
+  // transition time survives another writer's list that lacks it, or a lagging cache.
+  std::map<std::string, std::pair<std::string, std::string>> last_in_use_;
+  // Earliest uninstall deadline of the last pass (the next pass is due then).
+  std::optional<restart::SystemTime> next_deadline_;
+  bool watching_unused_ = false;  // an annotated IstioOperator exists: poll the pods
 };
 
 struct OperatorSetup;

@@ -102,6 +102,10 @@ void project_pod(rapidjson::Document& pod) {
     out.AddMember("spec", s, a);
   }
   rapidjson::Value status(rapidjson::kObjectType);
+  // Succeeded and Failed pods run no proxy (the revisions reconciler's InUse ignores them).
+  if (const rapidjson::Value* phase = api::find(pod, "/status/phase");
+      phase != nullptr && phase->IsString())
+    status.AddMember("phase", rapidjson::Value(*phase, a), a);
   if (const rapidjson::Value* conds = api::find(pod, "/status/conditions");
       conds != nullptr && conds->IsArray()) {
     rapidjson::Value kept(rapidjson::kArrayType);

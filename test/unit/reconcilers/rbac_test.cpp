@@ -96,7 +96,8 @@ std::set<Atom> meshop_uses() {
     }
   }
   const auto& iop = istio_operator_resource();
-  add(iop.group, iop.resource, {"get", "list", "watch", "patch"});
+  // delete: the revisions reconciler uninstalls an unused revision (uninstall-when-unused-after).
+  add(iop.group, iop.resource, {"get", "list", "watch", "patch", "delete"});
   add(iop.group, iop.resource + "/status", {"patch"});
   add("", "secrets", {"get", "list", "watch", "create", "update"});  // certificates, webhooks
   add("apps", "statefulsets", {"get", "list", "watch", "patch"});    // restarts

@@ -205,7 +205,8 @@ TEST_F(Revisions, ATagNameIsNotUnknown) {
 }
 
 std::string pod_json(const std::string& ns, const std::string& name,
-                     const std::string& status_revision, bool terminating = false) {
+                     const std::string& status_revision, bool terminating = false,
+                     const std::string& phase = "") {
   std::string annotations = "{}";
   if (!status_revision.empty()) {
     rapidjson::Document status = parse(R"({"initContainers":["istio-init"],)"
@@ -217,7 +218,8 @@ std::string pod_json(const std::string& ns, const std::string& name,
     annotations = api::to_json(a);
   }
   return R"({"metadata":{"name":")" + name + R"(","namespace":")" + ns + R"(","annotations":)" +
-         annotations + (terminating ? R"(,"deletionTimestamp":"2026-01-01T00:00:00Z")" : "") + "}}";
+         annotations + (terminating ? R"(,"deletionTimestamp":"2026-01-01T00:00:00Z")" : "") + "}" +
+         (phase.empty() ? "" : R"(,"status":{"phase":")" + phase + R"("})") + "}";
 }
 
 TEST_F(Revisions, StatusListsNamespacesPodsTagsAndConflictsOfTheOwnedRevision) {
@@ -322,7 +324,8 @@ TEST_F(Revisions, RevisionWithoutWebhookStillReportsItsEntry) {
   rapidjson::Document s = status_revisions(*report, "istio-system/canary");
   ASSERT_EQ(s.Size(), 1u);
   EXPECT_EQ(api::to_json(s[0]),
-            R"({"revision":"canary","tags":[],"namespaces":[],"pods":0,"conflicts":[]})");
+            R"({"revision":"canary","tags":[],"namespaces":[],"pods":0,"conflicts":[],)"
+            R"("requestedBy":[],"runningPods":0,"inUse":false})");
 }
 
 TEST_F(Revisions, SelectorThatDoesNotParseIsAnErrorNamingTheConfiguration) {
@@ -383,6 +386,231 @@ TEST_F(Revisions, ViewFromStoresIsTheListedView) {
   EXPECT_EQ(view->pods.size(), 2u);
   ASSERT_EQ(view->istio_operators.size(), 1u);
   EXPECT_EQ(runtime::name_of(view->istio_operators[0]), "main");
+}
+
+// ---- InUse ----
+
+rapidjson::Document iop_with(const std::string& ns, const std::string& name,
+                             const std::string& revision, const std::string& annotation,
+                             const std::string& in_use_status = "",
+                             const std::string& transition = "") {
+  rapidjson::Document iop = parse(iop_json(ns, name, revision));
+  auto& a = iop.GetAllocator();
+  if (!annotation.empty()) {
+    rapidjson::Value ann(rapidjson::kObjectType);
+    ann.AddMember(api::make_string(kUninstallWhenUnusedAnnotation, a),
+                  api::make_string(annotation, a), a);
+    iop["metadata"].AddMember("annotations", ann, a);
+  }
+  if (!in_use_status.empty()) {
+    rapidjson::Document status =
+        parse(R"({"conditions":[{"type":"Ready","status":"True"},{"type":"InUse","status":")" +
+              in_use_status + R"(","lastTransitionTime":")" + transition + R"("}]})");
+    iop.AddMember("status", rapidjson::Value(status, a), a);
+  }
+  return iop;
+}
+
+restart::SystemTime at(const std::string& t) {
+  return *restart::parse_rfc3339(t);
+}
+
+TEST_F(Revisions, CompletedFailedAndTerminatingPodsDoNotKeepARevisionInUse) {
+  RevisionsView view;
+  add_configs(view, {&default_, &canary_});
+  view.namespaces.push_back(parse(ns_json("jobs", R"({"istio-injection":"enabled"})")));
+  view.istio_operators.push_back(parse(iop_json("istio-system", "canary", "canary")));
+  // Left behind in a namespace that moved back to the default revision.
+  view.pods.push_back(parse(pod_json("jobs", "done", "canary", false, "Succeeded")));
+  view.pods.push_back(parse(pod_json("jobs", "broke", "canary", false, "Failed")));
+  view.pods.push_back(parse(pod_json("jobs", "leaving", "canary", true, "Running")));
+  auto report = evaluate(view);
+  ASSERT_TRUE(report.ok()) << report.message();
+  EXPECT_EQ(report->revisions.at("canary").running_pods, 0);
+  auto d = in_use_of(*report, view.istio_operators[0], at("2026-01-01T00:00:00Z"));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_FALSE(d->in_use);
+  EXPECT_EQ(d->status, "False");
+  EXPECT_EQ(d->reason, "Unused");
+
+  // One running pod anywhere does.
+  view.pods.push_back(parse(pod_json("jobs", "alive", "canary", false, "Running")));
+  report = evaluate(view);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->revisions.at("canary").running_pods, 1);
+  EXPECT_EQ(report->revisions.at("canary").pods, 0) << "not in a namespace canary serves";
+  d = in_use_of(*report, view.istio_operators[0], at("2026-01-01T00:00:00Z"));
+  EXPECT_TRUE(d->in_use);
+  EXPECT_NE(d->message.find("1 running pod"), std::string::npos) << d->message;
+}
+
+TEST_F(Revisions, InUseCountsNamespacesByLabelTagsAndPodLabels) {
+  rapidjson::Document prod = tag_webhook(canary_, "prod", "canary");
+  RevisionsView view;
+  add_configs(view, {&default_, &canary_});
+  view.istio_operators.push_back(parse(iop_json("istio-system", "canary", "canary")));
+  // Both labels: served by default, but istio.io/rev asks for canary.
+  view.namespaces.push_back(
+      parse(ns_json("both", R"({"istio-injection":"enabled","istio.io/rev":"canary"})")));
+  auto report = evaluate(view);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->revisions.at("canary").requested_by, Strings{"both"});
+  EXPECT_TRUE(in_use_of(*report, view.istio_operators[0], at("2026-01-01T00:00:00Z"))->in_use);
+
+  // A pod labelled istio.io/rev=prod (no sidecar status) carries canary through the tag.
+  RevisionsView tagged;
+  add_configs(tagged, {&default_, &canary_, &prod});
+  tagged.istio_operators.push_back(parse(iop_json("istio-system", "canary", "canary")));
+  tagged.pods.push_back(
+      parse(R"({"metadata":{"name":"p","namespace":"x","labels":{"istio.io/rev":"prod"}}})"));
+  report = evaluate(tagged);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->revisions.at("canary").running_pods, 1);
+  auto d = in_use_of(*report, tagged.istio_operators[0], at("2026-01-01T00:00:00Z"));
+  EXPECT_TRUE(d->in_use);
+  EXPECT_NE(d->message.find("1 tag (prod)"), std::string::npos) << d->message;
+}
+
+TEST_F(Revisions, TheRevisionsOwnComponentsDoNotKeepItInUse) {
+  RevisionsView view;
+  add_configs(view, {&default_, &canary_});
+  view.istio_operators.push_back(parse(iop_json("istio-system", "canary", "canary")));
+  view.pods.push_back(
+      parse(R"({"metadata":{"name":"istiod-canary-1","namespace":"istio-system","labels":)"
+            R"({"app":"istiod","istio.io/rev":"canary","operator.istio.io/component":"Pilot"}}})"));
+  auto report = evaluate(view);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->revisions.at("canary").running_pods, 0);
+  EXPECT_FALSE(in_use_of(*report, view.istio_operators[0], at("2026-01-01T00:00:00Z"))->in_use);
+}
+
+TEST_F(Revisions, WhatThisProcessWroteWinsOverAStaleConditionOnTheObject) {
+  // Another writer put back InUse=False of an hour ago after this process wrote True: once the
+  // revision is unused again, the time is now, not the stale one.
+  RevisionsView view;
+  add_configs(view, {&default_, &canary_});
+  view.istio_operators.push_back(
+      iop_with("istio-system", "canary", "canary", "20s", "False", "2026-01-01T00:00:00Z"));
+  auto report = evaluate(view);
+  ASSERT_TRUE(report.ok());
+  std::pair<std::string, std::string> written{"True", "2026-01-01T00:59:00Z"};
+  auto d = in_use_of(*report, view.istio_operators[0], at("2026-01-01T01:00:00Z"), &written);
+  EXPECT_FALSE(d->uninstall);
+  EXPECT_EQ(d->last_transition, "2026-01-01T01:00:00Z");
+  auto stale = in_use_of(*report, view.istio_operators[0], at("2026-01-01T01:00:00Z"));
+  EXPECT_TRUE(stale->uninstall) << "without the memory, the object's time counts";
+}
+
+InUseInput unused_input(const std::string& revision, const std::string& annotation,
+                        const std::string& status, const std::string& since,
+                        const std::string& now) {
+  InUseInput in;
+  in.revision = revision;
+  if (!annotation.empty()) in.uninstall_after = annotation;
+  in.current_status = status;
+  in.current_transition = since;
+  in.now = at(now);
+  return in;
+}
+
+TEST(InUseDecision, UnusedSinceIsTheConditionsTransitionAndUninstallWaitsForTheGrace) {
+  // First seen unused: the time is now, nothing is uninstalled (not on the object yet).
+  auto first = decide_in_use(
+      unused_input("canary", "20s", "True", "2026-01-01T00:00:00Z", "2026-01-01T01:00:00Z"));
+  EXPECT_EQ(first.status, "False");
+  EXPECT_EQ(first.last_transition, "2026-01-01T01:00:00Z");
+  EXPECT_FALSE(first.uninstall);
+  ASSERT_TRUE(first.uninstall_at.has_value());
+  EXPECT_EQ(restart::rfc3339(*first.uninstall_at), "2026-01-01T01:00:20Z");
+
+  // Half the grace later (a restarted meshop reads the time from the condition): not yet.
+  auto half = decide_in_use(
+      unused_input("canary", "20s", "False", "2026-01-01T01:00:00Z", "2026-01-01T01:00:10Z"));
+  EXPECT_EQ(half.last_transition, "2026-01-01T01:00:00Z");
+  EXPECT_FALSE(half.uninstall);
+  EXPECT_NE(half.message.find("uninstalled at 2026-01-01T01:00:20Z"), std::string::npos)
+      << half.message;
+
+  auto due = decide_in_use(
+      unused_input("canary", "20s", "False", "2026-01-01T01:00:00Z", "2026-01-01T01:00:20Z"));
+  EXPECT_TRUE(due.uninstall);
+
+  // Used again: True, a new transition, nothing to uninstall.
+  InUseInput used =
+      unused_input("canary", "20s", "False", "2026-01-01T01:00:00Z", "2026-01-01T01:00:30Z");
+  used.usage.namespaces = {"shop"};
+  auto again = decide_in_use(used);
+  EXPECT_TRUE(again.in_use);
+  EXPECT_EQ(again.last_transition, "2026-01-01T01:00:30Z");
+  EXPECT_FALSE(again.uninstall);
+  EXPECT_FALSE(again.unused_since.has_value());
+}
+
+TEST(InUseDecision, WithoutTheAnnotationNothingIsUninstalled) {
+  auto d = decide_in_use(
+      unused_input("canary", "", "False", "2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z"));
+  EXPECT_FALSE(d.in_use);
+  EXPECT_FALSE(d.uninstall);
+  EXPECT_FALSE(d.uninstall_at.has_value());
+  ASSERT_TRUE(d.unused_since.has_value());
+  EXPECT_EQ(restart::rfc3339(*d.unused_since), "2026-01-01T00:00:00Z");
+}
+
+TEST(InUseDecision, TheDefaultRevisionIsNeverUninstalled) {
+  auto d = decide_in_use(
+      unused_input("default", "1s", "False", "2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z"));
+  EXPECT_FALSE(d.in_use);
+  EXPECT_FALSE(d.uninstall);
+  EXPECT_NE(d.message.find("default revision is never uninstalled"), std::string::npos)
+      << d.message;
+}
+
+TEST(InUseDecision, ATagKeepsARevisionInUse) {
+  InUseInput in =
+      unused_input("canary", "1s", "False", "2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z");
+  in.usage.tags = {"prod"};
+  auto d = decide_in_use(in);
+  EXPECT_TRUE(d.in_use);
+  EXPECT_FALSE(d.uninstall);
+}
+
+TEST(InUseDecision, ABadAnnotationIsReportedNamingItAndNeverActedUpon) {
+  for (const char* bad : {"soon", "", "-5m", "0s", "1 h"}) {
+    InUseInput in =
+        unused_input("canary", "", "False", "2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z");
+    in.uninstall_after = bad;
+    auto d = decide_in_use(in);
+    EXPECT_FALSE(d.uninstall) << bad;
+    EXPECT_FALSE(d.uninstall_at.has_value()) << bad;
+    EXPECT_NE(d.annotation_error.find("meshop.io/uninstall-when-unused-after"), std::string::npos)
+        << bad;
+    EXPECT_NE(d.message.find(d.annotation_error), std::string::npos) << bad;
+  }
+}
+
+TEST_F(Revisions, InUseOfReadsTheAnnotationAndTheConditionFromTheObject) {
+  RevisionsView view;
+  add_configs(view, {&default_, &canary_});
+  view.istio_operators.push_back(
+      iop_with("istio-system", "canary", "canary", "1h", "False", "2026-01-01T00:00:00Z"));
+  view.istio_operators.push_back(
+      iop_with("istio-system", "main", "", "1h", "False", "2026-01-01T00:00:00Z"));
+  auto report = evaluate(view);
+  ASSERT_TRUE(report.ok());
+  auto canary = in_use_of(*report, view.istio_operators[0], at("2026-01-01T00:59:59Z"));
+  ASSERT_TRUE(canary.has_value());
+  EXPECT_FALSE(canary->uninstall);
+  canary = in_use_of(*report, view.istio_operators[0], at("2026-01-01T01:00:00Z"));
+  EXPECT_TRUE(canary->uninstall);
+  auto main = in_use_of(*report, view.istio_operators[1], at("2027-01-01T00:00:00Z"));
+  ASSERT_TRUE(main.has_value());
+  EXPECT_FALSE(main->uninstall) << "default";
+
+  // A younger IstioOperator of the same revision owns nothing: no decision.
+  view.istio_operators.push_back(
+      parse(iop_json("istio-system", "canary2", "canary", "2026-06-01T00:00:00Z")));
+  report = evaluate(view);
+  EXPECT_FALSE(in_use_of(*report, view.istio_operators[2], at("2027-01-01T00:00:00Z")));
 }
 
 }  // namespace

@@ -60,14 +60,14 @@ TEST(ProjectPod, KeepsWhatThePlannersReadAndDropsTheRest) {
        {"/metadata/name", "/metadata/namespace", "/metadata/uid", "/metadata/resourceVersion",
         "/metadata/creationTimestamp", "/metadata/deletionTimestamp", "/metadata/labels/app",
         "/metadata/ownerReferences/0/uid", "/metadata/ownerReferences/0/controller",
-        "/spec/containers/1/image", "/status/conditions/0/status",
+        "/spec/containers/1/image", "/status/phase", "/status/conditions/0/status",
         "/status/containerStatuses/0/name", "/status/containerStatuses/0/restartCount",
         "/status/containerStatuses/0/state/waiting/reason"})
     EXPECT_NE(api::find(p, kept), nullptr) << kept;
   for (const char* dropped :
        {"/metadata/managedFields", "/metadata/annotations/prometheus.io~1scrape",
         "/metadata/ownerReferences/0/blockOwnerDeletion", "/spec/nodeName", "/spec/volumes",
-        "/spec/containers/0/env", "/status/phase", "/status/podIP", "/status/conditions/1",
+        "/spec/containers/0/env", "/status/podIP", "/status/conditions/1",
         "/status/conditions/0/lastTransitionTime", "/status/containerStatuses/0/image",
         "/status/containerStatuses/0/state/waiting/message"})
     EXPECT_EQ(api::find(p, dropped), nullptr) << dropped;
