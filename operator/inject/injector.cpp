@@ -140,10 +140,9 @@ te::Value record(std::string go_type, std::vector<RecordObject::Field> fields) {
 // Renders one template and parses its YAML into a patch (upstream's applyOverlayYAML reads
 // the rendered bytes with sigs.k8s.io/yaml into a map). The parse of a text already seen in
 // this namespace comes from the snapshot's RenderCache.
-api::Result<std::shared_ptr<const api::Document>> render(const Snapshot& s, const te::Template& t,
-                                                         const te::Value& data,
-                                                         std::string_view name,
-                                                         std::string_view ns) {
+api::Result<std::shared_ptr<const api::Value>> render(const Snapshot& s, const te::Template& t,
+                                                      const te::Value& data, std::string_view name,
+                                                      std::string_view ns) {
   auto out = t.execute(data, s.template_limits);
   if (!out) return api::Error{out.error()};
   if (auto hit = s.render_cache.find(ns, *out)) return hit;
@@ -155,9 +154,9 @@ api::Result<std::shared_ptr<const api::Document>> render(const Snapshot& s, cons
   if (!doc->IsObject())
     return api::Error{"failed parsing generated injected YAML for template " + std::string(name) +
                       ": not a mapping"};
+  s.render_cache.insert(ns, *out, *doc);
   auto parsed = std::make_shared<api::Document>(std::move(*doc));
-  s.render_cache.insert(ns, *out, parsed);
-  return std::shared_ptr<const api::Document>(std::move(parsed));
+  return std::shared_ptr<const api::Value>(parsed, parsed.get());
 }
 
 std::vector<std::string> select_templates(const Snapshot& s, const rapidjson::Value& pod) {

@@ -11,8 +11,19 @@ std::string RenderCache::key_of(std::string_view ns, std::string_view text) {
   return key;
 }
 
-std::shared_ptr<const api::Document> RenderCache::find(std::string_view ns,
-                                                       std::string_view text) const {
+namespace {
+
+// A copy of a document in a pool of small chunks, so that an entry costs about its size.
+struct Owned {
+  static constexpr std::size_t kChunk = 4096;
+  api::Allocator pool{kChunk};
+  api::Value value;
+};
+
+}  // namespace
+
+std::shared_ptr<const api::Value> RenderCache::find(std::string_view ns,
+                                                    std::string_view text) const {
   if (max_entries_ == 0) return nullptr;
   std::string key = key_of(ns, text);
   std::lock_guard lock(mutex_);
@@ -25,12 +36,14 @@ std::shared_ptr<const api::Document> RenderCache::find(std::string_view ns,
   return it->second.doc;
 }
 
-void RenderCache::insert(std::string_view ns, std::string_view text,
-                         std::shared_ptr<api::Document> doc) {
-  if (max_entries_ == 0 || doc == nullptr) return;
+void RenderCache::insert(std::string_view ns, std::string_view text, const api::Value& doc) {
+  if (max_entries_ == 0) return;
   std::string key = key_of(ns, text);
-  // The key is held twice (map and order) plus the document's pool.
-  std::size_t bytes = 2 * key.size() + doc->GetAllocator().Capacity();
+  auto owned = std::make_shared<Owned>();
+  owned->value.CopyFrom(doc, owned->pool);
+  // The key is held twice (map and order) plus the copy's pool.
+  std::size_t bytes = 2 * key.size() + owned->pool.Capacity() + sizeof(Owned);
+  std::shared_ptr<const api::Value> value(owned, &owned->value);
   if (bytes > max_bytes_) return;
   std::lock_guard lock(mutex_);
   if (entries_.count(key) != 0) return;  // another request parsed the same text meanwhile
@@ -42,7 +55,7 @@ void RenderCache::insert(std::string_view ns, std::string_view text,
   }
   bytes_ += bytes;
   order_.push_back(key);
-  entries_.emplace(std::move(key), Entry{std::move(doc), bytes});
+  entries_.emplace(std::move(key), Entry{std::move(value), bytes});
 }
 
 RenderCache::Stats RenderCache::stats() const {

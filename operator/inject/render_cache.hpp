@@ -36,11 +36,12 @@ class RenderCache {
   RenderCache& operator=(const RenderCache&) = delete;
 
   // The parse of `text` rendered for namespace `ns`, or null.
-  std::shared_ptr<const api::Document> find(std::string_view ns, std::string_view text) const;
+  std::shared_ptr<const api::Value> find(std::string_view ns, std::string_view text) const;
 
-  // Keeps `doc` as the parse of `text` for `ns` (no-op when max_entries is 0 or the entry alone
-  // is larger than max_bytes).
-  void insert(std::string_view ns, std::string_view text, std::shared_ptr<api::Document> doc);
+  // Keeps a copy of `doc` as the parse of `text` for `ns`, in a pool sized for it (a parsed
+  // document's own pool is mostly slack); no-op when max_entries is 0 or the entry alone is
+  // larger than max_bytes.
+  void insert(std::string_view ns, std::string_view text, const api::Value& doc);
 
   struct Stats {
     std::size_t entries = 0, bytes = 0, hits = 0, misses = 0;
@@ -50,7 +51,7 @@ class RenderCache {
  private:
   static std::string key_of(std::string_view ns, std::string_view text);
   struct Entry {
-    std::shared_ptr<const api::Document> doc;
+    std::shared_ptr<const api::Value> doc;
     std::size_t bytes = 0;
   };
   std::size_t max_entries_, max_bytes_;

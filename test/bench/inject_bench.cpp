@@ -39,6 +39,7 @@
 #include "api/yaml.hpp"
 #include "operator/inject/builtin.hpp"
 #include "operator/inject/injector.hpp"
+#include "operator/inject/snapshot.hpp"
 #include "operator/webhook/admission.hpp"
 #include "operator/webhook/config_dir.hpp"
 #include "operator/webhook/injection_cache.hpp"
@@ -160,6 +161,9 @@ void BM_InjectHelloDistinct(benchmark::State& state) {
     if (r.outcome != inject::Outcome::kInjected) die("not injected: " + r.message);
     benchmark::DoNotOptimize(r.patch.data());
   }
+  auto st = snap->render_cache.stats();
+  state.counters["parse_memo_entries"] = static_cast<double>(st.entries);
+  state.counters["parse_memo_bytes"] = static_cast<double>(st.bytes);
 }
 BENCHMARK(BM_InjectHelloDistinct)->Unit(benchmark::kMicrosecond);
 

@@ -8,10 +8,10 @@
 namespace meshop::inject {
 namespace {
 
-std::shared_ptr<api::Document> parse(std::string_view text) {
+api::Document parse(std::string_view text) {
   auto doc = api::yaml_to_json(text);
   EXPECT_TRUE(doc.ok()) << doc.message();
-  return std::make_shared<api::Document>(std::move(*doc));
+  return std::move(*doc);
 }
 
 TEST(RenderCache, AHitIsTheDocumentStoredForTheSameNamespaceAndText) {
