@@ -138,11 +138,14 @@ te::Value record(std::string go_type, std::vector<RecordObject::Field> fields) {
 }
 
 // Renders one template and parses its YAML into a patch (upstream's applyOverlayYAML reads
-// the rendered bytes with sigs.k8s.io/yaml into a map).
-api::Result<api::Document> render(const te::Template& t, const te::Value& data,
-                                  std::string_view name, const te::ExecOptions& limits) {
-  auto out = t.execute(data, limits);
+// the rendered bytes with sigs.k8s.io/yaml into a map). The parse of a text already seen in
+// this namespace comes from the snapshot's RenderCache.
+api::Result<std::shared_ptr<const api::Value>> render(const Snapshot& s, const te::Template& t,
+                                                      const te::Value& data, std::string_view name,
+                                                      std::string_view ns) {
+  auto out = t.execute(data, s.template_limits);
   if (!out) return api::Error{out.error()};
+  if (auto hit = s.render_cache.find(ns, *out)) return hit;
   auto doc = api::yaml_to_json(*out);
   if (!doc)
     return api::Error{"failed parsing generated injected YAML for template " + std::string(name) +
@@ -151,7 +154,9 @@ api::Result<api::Document> render(const te::Template& t, const te::Value& data,
   if (!doc->IsObject())
     return api::Error{"failed parsing generated injected YAML for template " + std::string(name) +
                       ": not a mapping"};
-  return std::move(*doc);
+  s.render_cache.insert(ns, *out, *doc);
+  auto parsed = std::make_shared<api::Document>(std::move(*doc));
+  return std::shared_ptr<const api::Value>(parsed, parsed.get());
 }
 
 std::vector<std::string> select_templates(const Snapshot& s, const rapidjson::Value& pod) {
@@ -355,6 +360,7 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   merged.CopyFrom(original, merged.GetAllocator());
   api::Document template_pod;
   template_pod.SetObject();
+  const std::string pod_ns = api::string_at(original, {"metadata", "namespace"});
   for (const std::string& name : select_templates(snapshot, original)) {
     auto it = snapshot.templates.find(name);
     if (it == snapshot.templates.end()) {
@@ -365,11 +371,11 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
                     "failed to run injection template: requested template \"" + name +
                         "\" not found; have " + have);
     }
-    auto patch = render(*it->second, data, name, snapshot.template_limits);
+    auto patch = render(snapshot, *it->second, data, name, pod_ns);
     if (!patch)
       return failed(decision, "template_render",
                     "failed to run injection template: " + patch.message());
-    if (auto st = api::apply_strategic_merge_patch(template_pod, *patch, api::pod_patch_schema());
+    if (auto st = api::apply_strategic_merge_patch(template_pod, **patch, api::pod_patch_schema());
         !st)
       return failed(
           decision, "merge",
@@ -384,7 +390,7 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
         find_container(container_list(template_pod, "initContainers"), kProxyContainerName) &&
         find_container(container_list(merged, "containers"), kProxyContainerName))
       move_container(merged, "containers", "initContainers", kProxyContainerName);
-    if (auto st = api::apply_strategic_merge_patch(merged, *patch, api::pod_patch_schema()); !st)
+    if (auto st = api::apply_strategic_merge_patch(merged, **patch, api::pod_patch_schema()); !st)
       return failed(decision, "merge",
                     "failed to run injection template: failed parsing generated injected YAML "
                     "(check Istio sidecar injector configuration): " +

@@ -29,6 +29,7 @@
 #include "api/label_selector.hpp"
 #include "operator/inject/injector.hpp"
 #include "operator/inject/mesh/mesh_config.hpp"
+#include "operator/inject/render_cache.hpp"
 #include "operator/template/template.hpp"
 
 namespace meshop::inject {
@@ -71,6 +72,10 @@ class Snapshot {
 
   template_engine::ExecOptions template_limits;  // SnapshotSources::template_limits
   std::size_t max_pod_containers = 0;            // SnapshotSources::max_pod_containers
+
+  // The one mutable part: a memo of yaml_to_json over rendered template text (a pure function,
+  // so it does not change what inject() answers), dropped with the snapshot.
+  mutable RenderCache render_cache;
 };
 
 // ENABLE_NATIVE_SIDECARS=auto: native only if every node's kubelet has minor version ≥ 33, as

@@ -1,5 +1,9 @@
 // In-process injection benchmarks (upstream's BenchmarkInjection shapes):
 //   BM_InjectHello        upstream's testdata/inject/hello.yaml pod template, engine only
+//   BM_InjectHelloDistinct
+//                         the same pod under a new name every iteration: the rendered text is
+//                         new each time (ISTIO_META_WORKLOAD_NAME, ISTIO_META_OWNER), so the
+//                         snapshot's parse memo (RenderCache) never hits; a pod of a new workload
 //   BM_InjectManyEnv      a pod with one container and 2,000 env vars ("many env vars"), engine
 //   BM_ServeReviewHello   the whole webhook path without the network: AdmissionReview JSON in,
 //                         decision + patch + base64 + review JSON out, for the hello pod
@@ -20,6 +24,7 @@
 // Configuration: MESHOP_BENCH_SETTINGS=DIR (files config, values[, mesh], e.g. an injectoracle
 // settings directory with upstream's templates) or meshop's built-in defaults. The hello pod is
 // read from the istio module (MESHOP_ISTIO_DIR, else hack/istio-module.sh) at run time.
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -34,6 +39,7 @@
 #include "api/yaml.hpp"
 #include "operator/inject/builtin.hpp"
 #include "operator/inject/injector.hpp"
+#include "operator/inject/snapshot.hpp"
 #include "operator/webhook/admission.hpp"
 #include "operator/webhook/config_dir.hpp"
 #include "operator/webhook/injection_cache.hpp"
@@ -133,6 +139,33 @@ void BM_InjectHello(benchmark::State& state) {
   run_inject(state, hello_pod_json(), "default");
 }
 BENCHMARK(BM_InjectHello)->Unit(benchmark::kMicrosecond);
+
+void BM_InjectHelloDistinct(benchmark::State& state) {
+  const std::string base = hello_pod_json();
+  const std::string name = R"("name":"hello-abc")";
+  std::size_t at = base.find(name);
+  if (at == std::string::npos) die("hello pod without its name");
+  const auto& snap = snapshot();
+  std::uint64_t n = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::string json = base;
+    json.replace(at, name.size(), R"("name":"hello-)" + std::to_string(n++) + "\"");
+    auto pod = api::parse_json(json);
+    if (!pod.ok()) die(pod.message());
+    inject::PodRequest req;
+    req.pod = &*pod;
+    req.ns = "default";
+    state.ResumeTiming();
+    auto r = inject::inject(*snap, req);
+    if (r.outcome != inject::Outcome::kInjected) die("not injected: " + r.message);
+    benchmark::DoNotOptimize(r.patch.data());
+  }
+  auto st = snap->render_cache.stats();
+  state.counters["parse_memo_entries"] = static_cast<double>(st.entries);
+  state.counters["parse_memo_bytes"] = static_cast<double>(st.bytes);
+}
+BENCHMARK(BM_InjectHelloDistinct)->Unit(benchmark::kMicrosecond);
 
 void BM_InjectManyEnv(benchmark::State& state) {
   run_inject(state, many_env_pod_json(2000), "bar");
