@@ -4,6 +4,7 @@
 # link the whole CLI and are left to fuzz_template, which runs the engine under the same
 # sanitizers) under AddressSanitizer, LeakSanitizer and UndefinedBehaviorSanitizer, in the
 # clang build the fuzzers use (hack/fuzz.sh: same flags, same directory, so its libraries are built once).
+# Then ThreadSanitizer over the webhook under load (below; MESHOP_SANITIZE_TSAN=0 skips it).
 # Any report fails the run.
 #   hack/sanitize.sh [TEST-BINARY-NAME...]     default: all of them
 set -euo pipefail
@@ -52,4 +53,22 @@ for t in "${tests[@]}"; do
     run "$t" "$bin"
   fi
 done
+
+# ThreadSanitizer (its own clang build: it cannot share a process with ASan): the webhook server
+# under concurrent load with the real engine while configurations and the certificate change
+# (meshop_webhook_load_tests), and the server's own tests. Excluded: the test that abandons a
+# stuck thread on purpose, and the RSS measurement of 5,000 idle connections (TSan's shadow
+# memory is not the server's). Any race report fails the run.
+if [ "${MESHOP_SANITIZE_TSAN:-1}" = 1 ]; then
+  tsan_build="${MESHOP_TSAN_BUILD_DIR:-$root/build/tsan}"
+  CC=clang CXX=clang++ cmake -S "$root" -B "$tsan_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DMESHOP_WERROR=OFF -DMESHOP_BUILD_BENCHMARKS=OFF \
+    -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" >/dev/null
+  cmake --build "$tsan_build" --target meshop_webhook_load_tests meshop_webhook_tests -j2
+  export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+  build=$tsan_build
+  run tsan-meshop_webhook_load_tests "$tsan_build/test/unit/webhook/meshop_webhook_load_tests"
+  run tsan-meshop_webhook_tests "$tsan_build/test/unit/webhook/meshop_webhook_tests" \
+    --gtest_filter="-ServerTest.StopReturnsWithinItsBoundEvenWithARequestStuck:ServerTest.FiveThousandIdleConnectionsAreBoundedInMemory"
+fi
 exit $status

@@ -34,7 +34,7 @@ if [ $# -eq 0 ] || [ -n "${MESHOP_FUZZ_SECONDS:-}" ]; then
   # budget); exploratory fuzzing is `hack/fuzz.sh SECONDS` without these.
   MESHOP_FUZZ_SEED=${MESHOP_FUZZ_SEED:-1} MESHOP_FUZZ_RUNS=${MESHOP_FUZZ_RUNS:-100000} \
     bash hack/fuzz.sh "${MESHOP_FUZZ_SECONDS:-60}"
-  step "sanitizers (ASan, LSan, UBSan over the unit tests of the input-facing code)"
+  step "sanitizers (ASan, LSan, UBSan over the unit tests of the input-facing code; TSan over the webhook under load)"
   bash hack/sanitize.sh
 fi
 step "ctest"
