@@ -29,6 +29,8 @@ cleanup() {
     echo "--- debug: meshop run log (tail)" >&2
     tail -n 40 "$work/run.log" >&2
     kubectl -n "$cp" get istiooperators -o yaml >&2
+    echo "--- debug: last plans" >&2
+    cat "$work"/plan-*.txt >&2
   fi
   kubectl delete namespace "$ns_a" "$ns_b" --wait=false >/dev/null 2>&1
   operator_teardown "$cp" ${run_pid:+"$run_pid"}
@@ -125,13 +127,13 @@ done
 gen_a=$(generation "$ns_a")
 kubectl label namespace "$ns_a" istio-injection- istio.io/rev=canary >/dev/null
 plan_needs_approval() {
-  "$MESHOP_BIN" restart plan -n "$ns_a" > "$work/plan-a.txt" 2>&1 &&
+  "$MESHOP_BIN" restart plan --control-plane-namespace "$cp" -n "$ns_a" > "$work/plan-a.txt" 2>&1 &&
     grep -Eq "^$ns_a +Deployment +web +RevisionChanged +default -> canary \(1\.30 -> 1\.31\) +ApprovalNeeded +Rollout +Istio 1\.30 -> 1\.31 exceeds maxVersionSkew Patch; approve with meshop restart approve Deployment/web -n $ns_a" \
       "$work/plan-a.txt"
 }
 wait_for 30 "plan says ApprovalNeeded (1.30 -> 1.31)" plan_needs_approval
 cat "$work/plan-a.txt"
-"$MESHOP_BIN" restart plan -n "$ns_a" -o json | python3 -c '
+"$MESHOP_BIN" restart plan --control-plane-namespace "$cp" -n "$ns_a" -o json | python3 -c '
 import json, sys
 w = json.load(sys.stdin)["workloads"]
 assert len(w) == 1 and w[0]["action"] == "ApprovalNeeded", w
@@ -149,7 +151,7 @@ kubectl -n "$cp" get istiooperator canary -o json | python3 -c '
 import json, sys
 print("--- status.restarts:", json.dumps(json.load(sys.stdin).get("status", {}).get("restarts")))'
 
-"$MESHOP_BIN" restart approve Deployment/web -n "$ns_a" | tee "$work/approve.txt"
+"$MESHOP_BIN" restart approve --control-plane-namespace "$cp" Deployment/web -n "$ns_a" | tee "$work/approve.txt"
 grep -q "^approved Deployment/web -n $ns_a for canary@1.31" "$work/approve.txt" ||
   fail "approve did not report canary@1.31"
 [ "$(kubectl -n "$ns_a" get deployment web -o jsonpath='{.metadata.annotations.meshop\.io/restart-approved}')" = canary@1.31 ] ||
@@ -176,7 +178,7 @@ echo "stale-since: $(stale_since)"
 sleep $((t_move + 8 - SECONDS > 0 ? t_move + 8 - SECONDS : 0))
 [ "$(generation "$ns_b")" = "$gen_b" ] || fail "Deployment web in $ns_b changed before the deadline"
 [ "$(replica_sets "$ns_b")" = 1 ] || fail "Deployment web in $ns_b restarted before the deadline"
-"$MESHOP_BIN" restart plan -n "$ns_b" | tee "$work/plan-b.txt"
+"$MESHOP_BIN" restart plan --control-plane-namespace "$cp" -n "$ns_b" | tee "$work/plan-b.txt"
 grep -Eq "^$ns_b +Deployment +web +RevisionChanged +default -> canary.* +Deferred +Rollout" "$work/plan-b.txt" ||
   fail "plan does not defer web in $ns_b (maintenance window)"
 
