@@ -675,6 +675,37 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
     }
   }
 
+  // Deadlines (spec.restarts.maxStaleness): the first pass that sees a stale cause records when,
+  // on the workload's metadata (meshop.io/stale-since; the pod template is not touched), so the
+  // deadline survives meshop's restarts and leader changes. Written once per cause by this
+  // process, whatever a lagging store shows meanwhile.
+  if (execute) {
+    for (const restart::PlanEntry& e : report.plan) {
+      if (e.plan.verdict != restart::Verdict::kStale || !e.policy.max_staleness ||
+          e.stale_since_recorded || e.cause.empty())
+        continue;
+      const std::string key = workload_key(e.plan);
+      if (auto it = stale_since_written_.find(key);
+          it != stale_since_written_.end() && it->second == e.cause)
+        continue;
+      const kube::ResourceType* type = resource_of(e.plan.kind);
+      if (type == nullptr) continue;
+      rapidjson::Document patch(rapidjson::kObjectType);
+      auto& pa = patch.GetAllocator();
+      rapidjson::Value annotations(rapidjson::kObjectType);
+      annotations.AddMember(
+          api::make_string(restart::kStaleSinceAnnotation, pa),
+          api::make_string(restart::stale_since_value(e.stale_since, e.cause), pa), pa);
+      rapidjson::Value meta(rapidjson::kObjectType);
+      meta.AddMember("annotations", annotations, pa);
+      patch.AddMember("metadata", meta, pa);
+      auto r = co_await client_->patch(*type, e.plan.ns, e.plan.name, kube::PatchType::kMerge,
+                                       api::to_json(patch));
+      if (!r && !r.error().is(kube::ErrorKind::kNotFound)) co_return api::Error{r.error().message};
+      stale_since_written_[key] = e.cause;
+    }
+  }
+
   // 2./3. Start admitted restarts.
   if (execute && !report.paused) {
     for (restart::PlanEntry& e : report.plan) {
@@ -1099,6 +1130,12 @@ void RestartsReconciler::record_transitions(const PassReport& report,
   for (const restart::PlanEntry& e : report.plan) {
     const rapidjson::Value* w = find_workload(view, e.plan);
     std::string key = workload_key(e.plan);
+    if (e.overdue && e.plan.verdict == restart::Verdict::kStale)
+      note(key + "#overdue", "overdue:" + e.cause, w, kube::EventType::kWarning, "RestartOverdue",
+           "stale since " + restart::rfc3339(e.stale_since) + " for " + e.cause +
+               ", longer than maxStaleness " + restart::go_duration(*e.policy.max_staleness) +
+               (e.policy.restart_after_deadline ? "; restarted outside the maintenance window"
+                                                : "; waits for the maintenance window"));
     switch (e.action) {
       case Action::kSkipped:
         note(key, "skipped:" + e.why, w, kube::EventType::kNormal, "RestartSkipped", e.why);
@@ -1112,6 +1149,10 @@ void RestartsReconciler::record_transitions(const PassReport& report,
         break;
       case Action::kBlocked:
         note(key, "blocked:" + e.why, w, kube::EventType::kWarning, "RestartBlocked", e.why);
+        break;
+      case Action::kApprovalNeeded:
+        note(key, "approval:" + e.plan.target_revision + "@" + e.target_version, w,
+             kube::EventType::kWarning, "RestartApprovalNeeded", e.why);
         break;
       case Action::kInProgress:
         note(key, "inprogress:" + e.cause, w, kube::EventType::kNormal, "Restarting",
@@ -1154,6 +1195,9 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
   struct Summary {
     int pending = 0, in_progress = 0, failed = 0, skipped = 0, manual = 0, deferred = 0;
     rapidjson::Document items{rapidjson::kArrayType};
+    // Stale past maxStaleness (condition RestartsOverdue): how many, and the first few.
+    int overdue = 0;
+    std::vector<std::string> overdue_first;
   };
   std::map<std::string, Summary> by_source;
   for (const std::string& iop : report.istio_operators)
@@ -1167,6 +1211,10 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
     if ((e.action == Action::kNone && !failed_keys.count(key)) || e.policy_source == "defaults")
       continue;
     Summary& s = by_source[e.policy_source];
+    if (e.overdue && e.plan.verdict == restart::Verdict::kStale) {
+      ++s.overdue;
+      if (s.overdue_first.size() < 5) s.overdue_first.push_back(key);
+    }
     std::string state;
     switch (e.action) {
       case Action::kNone:
@@ -1191,6 +1239,9 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
       case Action::kManual:
         state = "ManualRestartNeeded";
         break;
+      case Action::kApprovalNeeded:
+        state = "ApprovalNeeded";
+        break;
       case Action::kHalted:
         state = "Halted";
         break;
@@ -1205,7 +1256,7 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
     if (state == "Failed") ++s.failed;
     if (state == "Skipped") ++s.skipped;
     if (state == "ManualRestartNeeded") ++s.manual;
-    if (state == "Deferred") ++s.deferred;
+    if (state == "Deferred" || state == "ApprovalNeeded") ++s.deferred;
     auto& a = s.items.GetAllocator();
     rapidjson::Value item(rapidjson::kObjectType);
     item.AddMember("workload", api::make_string(key, a), a);
@@ -1287,34 +1338,72 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
         !cond_key.empty() && !on_object && (cond_key != last_condition_[source] || again) &&
         !(cond_status == "False" && !resumed && last_condition_[source].rfind("False|", 0) == 0);
     if (!cond_key.empty() && !write_condition) last_condition_[source] = cond_key;
-    if (write_condition) {
+    // RestartsOverdue: True while workloads of this policy are stale past maxStaleness, False
+    // once none is (written when it differs from the object and from what this process wrote).
+    const rapidjson::Value* overdue_mine = nullptr;
+    if (current != nullptr && current->IsArray())
+      for (const rapidjson::Value& c : current->GetArray())
+        if (api::string_at(c, {"type"}) == kOverdueCondition) overdue_mine = &c;
+    std::string od_status, od_reason, od_message;
+    if (s.overdue > 0) {
+      od_status = "True";
+      od_reason = "StalePastMaxStaleness";
+      od_message = std::to_string(s.overdue) + " workload" + (s.overdue == 1 ? "" : "s") +
+                   " stale past maxStaleness:";
+      for (const std::string& k : s.overdue_first)
+        od_message += " " + k;
+      if (s.overdue > static_cast<int>(s.overdue_first.size())) od_message += " ...";
+    } else if (overdue_mine != nullptr && api::string_at(*overdue_mine, {"status"}) == "True") {
+      od_status = "False";
+      od_reason = "NoneOverdue";
+      od_message = "no workload is stale past maxStaleness";
+    }
+    std::string od_key = od_status.empty() ? "" : od_status + "|" + od_reason + "|" + od_message;
+    const bool od_on_object = overdue_mine != nullptr &&
+                              api::string_at(*overdue_mine, {"status"}) == od_status &&
+                              api::string_at(*overdue_mine, {"reason"}) == od_reason &&
+                              api::string_at(*overdue_mine, {"message"}) == od_message;
+    const bool write_overdue =
+        !od_key.empty() && !od_on_object && od_key != last_overdue_condition_[source];
+    if (write_condition || write_overdue) {
       rapidjson::Value conditions(rapidjson::kArrayType);
       if (current != nullptr && current->IsArray())
-        for (const rapidjson::Value& c : current->GetArray())
-          if (api::string_at(c, {"type"}) != restart::kHaltedCondition)
-            conditions.PushBack(rapidjson::Value(c, a), a);
-      std::string transition = restart::rfc3339(now_());
-      if (mine != nullptr && api::string_at(*mine, {"status"}) == cond_status &&
-          !api::string_at(*mine, {"lastTransitionTime"}).empty())
-        transition = api::string_at(*mine, {"lastTransitionTime"});
-      rapidjson::Value cond(rapidjson::kObjectType);
-      cond.AddMember("type", api::make_string(restart::kHaltedCondition, a), a);
-      cond.AddMember("status", api::make_string(cond_status, a), a);
-      if (const rapidjson::Value* g =
-              object != nullptr ? api::find(*object, "/metadata/generation") : nullptr;
-          g != nullptr && g->IsInt64())
-        cond.AddMember("observedGeneration", rapidjson::Value(g->GetInt64()), a);
-      cond.AddMember("lastTransitionTime", api::make_string(transition, a), a);
-      cond.AddMember("reason", api::make_string(cond_reason, a), a);
-      cond.AddMember("message", api::make_string(cond_message, a), a);
-      conditions.PushBack(cond, a);
+        for (const rapidjson::Value& c : current->GetArray()) {
+          std::string type = api::string_at(c, {"type"});
+          if ((write_condition && type == restart::kHaltedCondition) ||
+              (write_overdue && type == kOverdueCondition))
+            continue;
+          conditions.PushBack(rapidjson::Value(c, a), a);
+        }
+      auto add = [&](std::string_view type, const rapidjson::Value* existing, const std::string& st,
+                     const std::string& reason, const std::string& msg) {
+        std::string transition = restart::rfc3339(now_());
+        if (existing != nullptr && api::string_at(*existing, {"status"}) == st &&
+            !api::string_at(*existing, {"lastTransitionTime"}).empty())
+          transition = api::string_at(*existing, {"lastTransitionTime"});
+        rapidjson::Value cond(rapidjson::kObjectType);
+        cond.AddMember("type", api::make_string(type, a), a);
+        cond.AddMember("status", api::make_string(st, a), a);
+        if (const rapidjson::Value* g =
+                object != nullptr ? api::find(*object, "/metadata/generation") : nullptr;
+            g != nullptr && g->IsInt64())
+          cond.AddMember("observedGeneration", rapidjson::Value(g->GetInt64()), a);
+        cond.AddMember("lastTransitionTime", api::make_string(transition, a), a);
+        cond.AddMember("reason", api::make_string(reason, a), a);
+        cond.AddMember("message", api::make_string(msg, a), a);
+        conditions.PushBack(cond, a);
+      };
+      if (write_condition)
+        add(restart::kHaltedCondition, mine, cond_status, cond_reason, cond_message);
+      if (write_overdue) add(kOverdueCondition, overdue_mine, od_status, od_reason, od_message);
       status.AddMember("conditions", conditions, a);
     }
     // status.restarts is compared with what this process last wrote; the condition apart.
     std::string restarts_body = api::to_json(*api::find_member(status, "restarts"));
     patch.AddMember("status", status, a);
     std::string body = api::to_json(patch);
-    if (!write_condition && last_status_[source] == restarts_body) continue;  // unchanged
+    if (!write_condition && !write_overdue && last_status_[source] == restarts_body)
+      continue;  // unchanged
     kube::PatchOptions options;
     options.subresource = "status";
     auto r = co_await client_->patch(*iop_type, ns, name, kube::PatchType::kMerge, body, options);
@@ -1324,6 +1413,7 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
       last_condition_[source] = cond_key;
       last_condition_at_[source] = now;
     }
+    if (write_overdue) last_overdue_condition_[source] = od_key;
   }
   co_return api::ok_status();
 }

@@ -60,6 +60,9 @@
 
 namespace meshop::reconcilers {
 
+// The IstioOperator condition listing workloads stale past spec.restarts.maxStaleness.
+inline constexpr std::string_view kOverdueCondition = "RestartsOverdue";
+
 // The informer stores a pass reads instead of listing (`meshop run`). Each must hold every
 // object of its kind cluster-wide (or of the control-plane namespace where said), with apiVersion
 // and kind set, workloads and PDBs whole (restart::project_whole), pods and nodes at least as
@@ -256,6 +259,8 @@ class RestartsReconciler {
   // when it changes (a True another writer of status.conditions removed, at most once a minute),
   // so that a writer that keeps only its own conditions (the install reconciler) is not fought.
   std::map<std::string, std::string> last_condition_;
+  std::map<std::string, std::string> last_overdue_condition_;  // RestartsOverdue, as written
+  std::map<std::string, std::string> stale_since_written_;     // workload key → cause recorded
   std::map<std::string, std::chrono::system_clock::time_point> last_condition_at_;
   // The resume annotation values already honoured (its removal may not be in the cache yet).
   std::map<std::string, std::string> resumed_;

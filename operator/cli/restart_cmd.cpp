@@ -15,6 +15,8 @@
 // starts. `meshop restart resume [NAME]`: removes the pause and sets meshop.io/restarts-resume,
 // which the restarts reconciler (`meshop run`, or the next `meshop restart run`) honours by
 // lifting a halt, and removes.
+// `meshop restart approve KIND/NAME -n NS` (or `--all [NAME]`): approves a move that
+// spec.restarts.maxVersionSkew holds as ApprovalNeeded (meshop.io/restart-approved).
 #include <chrono>
 #include <exception>
 #include <iomanip>
@@ -80,6 +82,8 @@ struct RestartOptions {
   std::string timeout = "30m";
   std::string istio_operator;  // pause / resume: "" = every one of control_plane_namespace
   std::string reason;          // pause
+  std::string workload;        // approve: KIND/NAME
+  bool all = false;            // approve --all
 };
 
 std::string revision_or_dash(const std::string& r) {
@@ -112,6 +116,13 @@ rapidjson::Document plan_json(const reconcilers::PassReport& report) {
     item.AddMember("strategy", str(restart::strategy_name(e.policy.strategy)), a);
     item.AddMember("minInterval", str(restart::go_duration(e.policy.min_interval)), a);
     item.AddMember("canary", e.canary, a);
+    item.AddMember("currentVersion", str(e.current_version), a);
+    item.AddMember("targetVersion", str(e.target_version), a);
+    item.AddMember("maxVersionSkew", str(restart::version_skew_name(e.policy.max_version_skew)), a);
+    if (e.plan.verdict == restart::Verdict::kStale) {
+      item.AddMember("staleSince", str(restart::rfc3339(e.stale_since)), a);
+      item.AddMember("overdue", e.overdue, a);
+    }
     items.PushBack(item, a);
   }
   d.AddMember("workloads", items, a);
@@ -139,7 +150,10 @@ void print_table(const reconcilers::PassReport& report, std::ostream& out) {
     rows.push_back({e.plan.ns, e.plan.kind, e.plan.name,
                     e.plan.reason ? std::string(restart::reason_name(*e.plan.reason)) : "-",
                     revision_or_dash(e.plan.current_revision) + " -> " +
-                        revision_or_dash(e.plan.target_revision),
+                        revision_or_dash(e.plan.target_revision) +
+                        (e.action == Action::kApprovalNeeded
+                             ? " (" + e.current_version + " -> " + e.target_version + ")"
+                             : ""),
                     std::string(restart::action_name(e.action)) + (e.canary ? " (canary)" : ""),
                     std::string(restart::strategy_name(e.policy.strategy)), entry_message(e)});
   }
@@ -392,6 +406,112 @@ int resume_command(const RestartOptions& o, std::ostream& out, std::ostream& err
   return rc;
 }
 
+// `meshop restart approve KIND/NAME -n NS`: the workload's ApprovalNeeded move (the plan names
+// its target revision and version) is approved with meshop.io/restart-approved:
+// <revision>@<version> on the workload. `--all [IOP]`: on each IstioOperator (or the one named)
+// whose policy holds moves for approval, for all its workloads.
+int approve_command(const RestartOptions& o, std::ostream& out, std::ostream& err) {
+  std::string kind, name;
+  if (!o.all) {
+    auto slash = o.workload.find('/');
+    if (slash == std::string::npos || o.ns.empty()) {
+      err << "Error: approve takes KIND/NAME and -n NAMESPACE (or --all)\n";
+      return kExitUsage;
+    }
+    kind = o.workload.substr(0, slash);
+    name = o.workload.substr(slash + 1);
+  }
+  boost::asio::io_context ioc;
+  auto client = make_client(o, ioc, err);
+  if (!client) return kExitError;
+  reconcilers::RestartsConfig rc;
+  rc.namespace_filter = o.all ? "" : o.ns;
+  rc.control_plane_namespace = o.control_plane_namespace;
+  reconcilers::RestartsReconciler reconciler(client, rc);
+  std::string error;
+  auto report = run_pass(reconciler, ioc, false, error);
+  if (!report || !report->ok()) {
+    err << "Error: " << (report ? report->message() : error) << '\n';
+    return kExitError;
+  }
+  // What to write: (api group version, kind, namespace, name) → approval value.
+  struct Target {
+    std::string api_version, kind, ns, name, value;
+  };
+  std::vector<Target> targets;
+  std::set<std::string> sources;
+  for (const restart::PlanEntry& e : (*report)->plan) {
+    if (o.all) {
+      if (e.action != Action::kApprovalNeeded || e.policy_source == "defaults") continue;
+      auto slash = e.policy_source.find('/');
+      std::string iop_ns = e.policy_source.substr(0, slash),
+                  iop_name = e.policy_source.substr(slash + 1);
+      if (!o.workload.empty() && iop_name != o.workload) continue;
+      if (!sources.insert(e.policy_source).second) continue;
+      targets.push_back({"install.istio.io/v1alpha1", "IstioOperator", iop_ns, iop_name,
+                         e.plan.target_revision + "@" + e.target_version});
+      continue;
+    }
+    if (e.plan.kind != kind || e.plan.name != name || e.plan.ns != o.ns) continue;
+    if (e.action != Action::kApprovalNeeded) {
+      err << "Error: " << kind << "/" << name << " in " << o.ns
+          << " needs no approval (plan: " << restart::action_name(e.action) << ")\n";
+      return kExitError;
+    }
+    targets.push_back({kind == "ReplicationController" ? "v1" : "apps/v1", kind, o.ns, name,
+                       e.plan.target_revision + "@" + e.target_version});
+  }
+  if (targets.empty()) {
+    if (o.all)
+      out << "Nothing waits for approval.\n";
+    else
+      err << "Error: no planned workload " << kind << "/" << name << " in " << o.ns << '\n';
+    return o.all ? kExitOk : kExitError;
+  }
+  std::exception_ptr failure;
+  auto body = [](std::shared_ptr<kube::Client> c, std::vector<Target>* ts, std::ostream* o_out,
+                 std::string* failure_text) -> kube::Task<void> {
+    for (const Target& t : *ts) {
+      auto type = co_await c->discover(t.api_version, t.kind);
+      if (!type) {
+        *failure_text = t.kind + ": " + type.error().message;
+        co_return;
+      }
+      rapidjson::Document patch(rapidjson::kObjectType);
+      auto& a = patch.GetAllocator();
+      rapidjson::Value ann(rapidjson::kObjectType);
+      ann.AddMember(api::make_string(restart::kRestartApprovedAnnotation, a),
+                    api::make_string(t.value, a), a);
+      rapidjson::Value meta(rapidjson::kObjectType);
+      meta.AddMember("annotations", ann, a);
+      patch.AddMember("metadata", meta, a);
+      auto r = co_await c->patch(*type, t.ns, t.name, kube::PatchType::kMerge, api::to_json(patch));
+      if (!r) {
+        *failure_text = t.kind + " " + t.ns + "/" + t.name + ": " + r.error().message;
+        co_return;
+      }
+      *o_out << "approved " << t.kind << "/" << t.name << " -n " << t.ns << " for " << t.value
+             << '\n';
+    }
+  };
+  boost::asio::co_spawn(ioc, body(client, &targets, &out, &error),
+                        [&failure](std::exception_ptr e) { failure = e; });
+  ioc.restart();
+  ioc.run();
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  if (!error.empty()) {
+    err << "Error: " << error << '\n';
+    return kExitError;
+  }
+  return kExitOk;
+}
+
 void add_common(CLI::App* cmd, RestartOptions* o) {
   cmd->add_option("--kubeconfig", o->kubeconfig, "Kubeconfig file (default: $KUBECONFIG)");
   cmd->add_option("--context", o->context, "Kubeconfig context");
@@ -440,6 +560,19 @@ void add_restart_command(CLI::App& root, Context& ctx) {
   pause->add_option("--reason", pause_opts->reason, "Why (the annotation's value)");
   pause->callback([&ctx, pause_opts] {
     ctx.action = [&ctx, pause_opts] { return pause_command(*pause_opts, ctx.out, ctx.err); };
+  });
+
+  auto approve_opts = std::make_shared<RestartOptions>();
+  CLI::App* approve = group->add_subcommand(
+      "approve", "Approve a move held by spec.restarts.maxVersionSkew (ApprovalNeeded)");
+  add_common(approve, approve_opts.get());
+  approve->add_option(
+      "workload", approve_opts->workload,
+      "KIND/NAME (with -n), or with --all an IstioOperator name (default: every one)");
+  approve->add_flag("--all", approve_opts->all,
+                    "Approve on the IstioOperators, for every workload their policy holds");
+  approve->callback([&ctx, approve_opts] {
+    ctx.action = [&ctx, approve_opts] { return approve_command(*approve_opts, ctx.out, ctx.err); };
   });
 
   auto resume_opts = std::make_shared<RestartOptions>();

@@ -13,7 +13,9 @@ struct RevisionPolicy {
   std::optional<Policy> policy;  // nullopt: the IstioOperator's spec.restarts is invalid
   std::string error;
   std::string source = "defaults";
-  std::string status;  // the IstioOperator's status.status ("" when none)
+  std::string status;    // the IstioOperator's status.status ("" when none)
+  std::string version;   // spec.version ("" when unset)
+  std::string approved;  // its meshop.io/restart-approved annotation
 };
 
 std::string revision_of_iop(const rapidjson::Value& iop) {
@@ -96,6 +98,8 @@ std::string_view action_name(Action a) {
       return "ManualRestartNeeded";
     case Action::kBlocked:
       return "Blocked";
+    case Action::kApprovalNeeded:
+      return "ApprovalNeeded";
     case Action::kHalted:
       return "Halted";
     case Action::kPaused:
@@ -129,6 +133,9 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
     rp.source = api::string_at(iop, {"metadata", "namespace"}) + "/" +
                 api::string_at(iop, {"metadata", "name"});
     rp.status = api::string_at(iop, {"status", "status"});
+    rp.version = api::string_at(iop, {"spec", "version"});
+    if (const rapidjson::Value* ann = api::find(iop, "/metadata/annotations"))
+      rp.approved = api::string_at(*ann, {kRestartApprovedAnnotation});
     auto p = parse_policy(api::find(iop, "/spec/restarts"));
     if (p)
       rp.policy = *p;
@@ -256,6 +263,33 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
         break;
       case Verdict::kStale: {
         e.cause = restart_cause(e.plan);
+        // Versions of the move: the proxy images' tags, else the revisions' spec.version.
+        auto version_of = [&](const std::string& image, const std::string& revision) {
+          std::string v = version_of_image(image);
+          if (!v.empty() || revision.empty()) return v;
+          auto it = policies.find(revision);
+          if (it != policies.end() && !it->second.version.empty()) return it->second.version;
+          return it != policies.end() ? options.default_istio_version : std::string();
+        };
+        e.current_version = version_of(e.plan.current_proxy_image, e.plan.current_revision);
+        e.target_version = version_of(e.plan.target_proxy_image, e.plan.target_revision);
+        bool approved = false;
+        if (!e.plan.target_revision.empty()) {
+          const rapidjson::Value* ann = api::find(*w, "/metadata/annotations");
+          approved = (ann != nullptr &&
+                      approval_matches(api::string_at(*ann, {kRestartApprovedAnnotation}),
+                                       e.plan.target_revision, e.target_version)) ||
+                     approval_matches(rp.approved, e.plan.target_revision, e.target_version);
+        }
+        if (auto since = stale_since_of(*w, e.cause)) {
+          e.stale_since = *since;
+          e.stale_since_recorded = true;
+        } else {
+          e.stale_since = now;
+        }
+        e.overdue = rp.policy && overdue(e.stale_since, *rp.policy, now);
+        const bool past_deadline = e.overdue && rp.policy->restart_after_deadline;
+        std::optional<std::string> gate;
         std::string why, blocking;
         std::vector<const rapidjson::Value*> pdbs;
         for (const auto& pdb : view.pod_disruption_budgets)
@@ -288,6 +322,10 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
             e.evict.waiting = why;
           }
           e.why = evict_progress(e.evict);
+        } else if ((gate = version_gate(e.current_version, e.target_version,
+                                        rp.policy->max_version_skew, approved))) {
+          e.action = Action::kApprovalNeeded;
+          e.why = *gate + " " + kind + "/" + e.plan.name + " -n " + ns;
         } else if (auto flap = flap_deferral(last_restart(*w, kind, ns), *rp.policy, now)) {
           e.action = Action::kDeferred;
           e.why = *flap;
@@ -298,7 +336,8 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
                    !control_plane_healthy(e.plan.target_revision, why)) {
           e.action = Action::kDeferred;
           e.why = why;
-        } else if (rp.policy->maintenance_window && !rp.policy->maintenance_window->allows(now)) {
+        } else if (rp.policy->maintenance_window && !rp.policy->maintenance_window->allows(now) &&
+                   !past_deadline) {
           e.action = Action::kDeferred;
           e.why = "outside the maintenance window; it opens at " +
                   rfc3339(rp.policy->maintenance_window->next_open(now));
@@ -312,6 +351,14 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
         } else {
           e.action = Action::kRestart;
           if (evict) e.why = evict_progress(e.evict);
+        }
+        if (past_deadline && rp.policy->maintenance_window &&
+            !rp.policy->maintenance_window->allows(now) &&
+            (e.action == Action::kRestart || e.action == Action::kWouldRestart)) {
+          std::string note = "stale since " + rfc3339(e.stale_since) + ", past maxStaleness " +
+                             go_duration(*rp.policy->max_staleness) +
+                             ": restarted outside the maintenance window";
+          e.why = e.why.empty() ? note : e.why + "; " + note;
         }
         break;
       }

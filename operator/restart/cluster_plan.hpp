@@ -116,15 +116,16 @@ class Owners {
 };
 
 enum class Action {
-  kNone,          // up to date
-  kRestart,       // restart now (mode Auto, every gate open)
-  kWouldRestart,  // mode DryRun: would restart
-  kDeferred,      // stale, but a gate is closed for now (PDB, maintenance window, control plane)
-  kSkipped,       // stale, and meshop will not restart it (opt-out, mode Off)
-  kInProgress,    // already restarted for this cause; its pods are still rolling (Rollout),
-                  // or its eviction wave is under way (Evict)
-  kManual,        // stale Job/CronJob/Pod: a person must restart it
-  kBlocked,       // conflict, unknown revision or an invalid policy
+  kNone,            // up to date
+  kRestart,         // restart now (mode Auto, every gate open)
+  kWouldRestart,    // mode DryRun: would restart
+  kDeferred,        // stale, but a gate is closed for now (PDB, maintenance window, control plane)
+  kSkipped,         // stale, and meshop will not restart it (opt-out, mode Off)
+  kInProgress,      // already restarted for this cause; its pods are still rolling (Rollout),
+                    // or its eviction wave is under way (Evict)
+  kManual,          // stale Job/CronJob/Pod: a person must restart it
+  kBlocked,         // conflict, unknown revision or an invalid policy
+  kApprovalNeeded,  // the move exceeds maxVersionSkew; waits for `meshop restart approve`
   // Set by the restarts executor from the wave of its IstioOperator (halt.hpp), not by
   // plan_cluster:
   kHalted,  // a canary regressed: nothing of this IstioOperator starts until resumed
@@ -144,6 +145,15 @@ struct PlanEntry {
   EvictStep evict;
   // A member of its wave's canary group (halt.hpp): restarted first, then soaked.
   bool canary = false;
+  // The Istio versions of the move ("" when unknown): of the first stale pod's proxy image tag,
+  // else the spec.version of its revision's IstioOperator, else the bundled default.
+  std::string current_version;
+  std::string target_version;
+  // Stale entries: since when (the meshop.io/stale-since record of this cause, else `now`: the
+  // executor records it), and whether that is longer ago than the policy's maxStaleness.
+  SystemTime stale_since{};
+  bool stale_since_recorded = false;
+  bool overdue = false;
 };
 
 struct ClusterPlanOptions {
@@ -154,6 +164,8 @@ struct ClusterPlanOptions {
   // Evict: the reconciler's memory of the waves it started). For Rollout the pod template's
   // record is read (last_restart_of); the later of the two counts for minInterval.
   std::map<std::string, LastRestart> last_restarts;
+  // The Istio version of an IstioOperator without spec.version (the bundled default).
+  std::string default_istio_version;
 };
 
 std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& desired,

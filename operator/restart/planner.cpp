@@ -176,6 +176,8 @@ WorkloadPlan plan_workload(const rapidjson::Value& workload,
     if (plan.reason) continue;
     plan.reason = reason;
     plan.current_revision = have.injected ? have.revision : "";
+    plan.current_proxy_image = have.injected ? have.proxy_image : "";
+    plan.target_proxy_image = want.inject ? want.proxy_image : "";
     plan.verdict = restartable_kind(plan.kind) ? Verdict::kStale : Verdict::kManual;
     switch (*reason) {
       case StaleReason::kInjectionEnabled:

@@ -90,6 +90,10 @@ struct WorkloadPlan {
   std::string current_revision;  // of the first differing pod ("" = not injected)
   std::string target_revision;   // "" = injection disabled
   std::string detail;            // one human sentence
+  // The istio-proxy image of the first differing pod, and the one injection gives now ("" when
+  // unknown): the Istio versions of a move (the version gate, policy.hpp).
+  std::string current_proxy_image;
+  std::string target_proxy_image;
   // Every pod that differs from what injection gives now (any reason), in the order of `pods`:
   // what the Evict strategy replaces (evict.hpp).
   std::vector<std::string> stale_pods;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <map>
 
@@ -92,6 +93,109 @@ std::string_view mode_name(Mode m) {
 
 std::string_view strategy_name(Strategy s) {
   return s == Strategy::kEvict ? "Evict" : "Rollout";
+}
+
+std::string_view version_skew_name(VersionSkew v) {
+  switch (v) {
+    case VersionSkew::kPatch:
+      return "Patch";
+    case VersionSkew::kMinor:
+      return "Minor";
+    case VersionSkew::kAny:
+      return "Any";
+  }
+  return "Any";
+}
+
+std::optional<IstioVersion> parse_istio_version(std::string_view text) {
+  if (!text.empty() && (text[0] == 'v' || text[0] == 'V')) text.remove_prefix(1);
+  int parts[3] = {0, 0, 0};
+  int n = 0;
+  std::size_t i = 0;
+  while (n < 3) {
+    std::size_t start = i;
+    long long v = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && i - start < 6)
+      v = v * 10 + (text[i++] - '0');
+    if (i == start) break;
+    parts[n++] = static_cast<int>(v);
+    if (i < text.size() && text[i] == '.' && n < 3) {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  if (n < 2) return std::nullopt;
+  // What follows must not continue the number ("1.30x" is no version, "1.30-dev.x" is).
+  if (i < text.size() && text[i] != '-' && text[i] != '+' && text[i] != '_') return std::nullopt;
+  IstioVersion out{parts[0], parts[1], std::nullopt};
+  if (n == 3) out.patch = parts[2];
+  return out;
+}
+
+std::string version_of_image(std::string_view image) {
+  std::size_t at = image.find('@');
+  if (at != std::string_view::npos) image = image.substr(0, at);
+  std::size_t colon = image.rfind(':');
+  if (colon == std::string_view::npos || image.find('/', colon) != std::string_view::npos)
+    return "";
+  std::string_view tag = image.substr(colon + 1);
+  auto v = parse_istio_version(tag);
+  if (!v) return "";
+  std::string out = std::to_string(v->major) + "." + std::to_string(v->minor);
+  if (v->patch) out += "." + std::to_string(*v->patch);
+  return out;
+}
+
+bool within_skew(const IstioVersion& from, const IstioVersion& to, VersionSkew skew) {
+  switch (skew) {
+    case VersionSkew::kAny:
+      return true;
+    case VersionSkew::kPatch:
+      return from.major == to.major && from.minor == to.minor;
+    case VersionSkew::kMinor:
+      return from.major == to.major && std::abs(from.minor - to.minor) <= 1;
+  }
+  return true;
+}
+
+bool approval_matches(std::string_view value, std::string_view target_revision,
+                      std::string_view target_version) {
+  if (value.empty() || target_revision.empty()) return false;
+  if (value == target_revision) return true;
+  std::size_t at = value.find('@');
+  return at != std::string_view::npos && value.substr(0, at) == target_revision &&
+         !target_version.empty() && value.substr(at + 1) == target_version;
+}
+
+std::optional<std::string> version_gate(std::string_view current_version,
+                                        std::string_view target_version, VersionSkew skew,
+                                        bool approved) {
+  if (skew == VersionSkew::kAny || approved) return std::nullopt;
+  auto from = parse_istio_version(current_version);
+  auto to = parse_istio_version(target_version);
+  if (!from || !to || within_skew(*from, *to, skew)) return std::nullopt;
+  return "Istio " + std::string(current_version) + " -> " + std::string(target_version) +
+         " exceeds maxVersionSkew " + std::string(version_skew_name(skew)) +
+         "; approve with meshop restart approve";
+}
+
+std::optional<SystemTime> stale_since_of(const rapidjson::Value& workload, std::string_view cause) {
+  const rapidjson::Value* annotations = api::find(workload, "/metadata/annotations");
+  if (annotations == nullptr) return std::nullopt;
+  std::string value = api::string_at(*annotations, {kStaleSinceAnnotation});
+  std::size_t space = value.find(' ');
+  if (space == std::string::npos || std::string_view(value).substr(space + 1) != cause)
+    return std::nullopt;
+  return parse_rfc3339(std::string_view(value).substr(0, space));
+}
+
+std::string stale_since_value(SystemTime since, std::string_view cause) {
+  return rfc3339(since) + " " + std::string(cause);
+}
+
+bool overdue(SystemTime since, const Policy& policy, SystemTime now) {
+  return policy.max_staleness && now - since > *policy.max_staleness;
 }
 
 bool MaintenanceWindow::allows(SystemTime t) const {
@@ -188,6 +292,27 @@ api::Result<Policy> parse_policy(const rapidjson::Value* restarts) {
       auto d = parse_go_duration(v.GetString());
       if (!d) return api::Error{path + ": " + d.message()};
       p.min_interval = std::chrono::duration_cast<std::chrono::seconds>(*d);
+    } else if (key == "maxVersionSkew") {
+      std::string m = v.IsString() ? v.GetString() : "";
+      if (m == "Patch")
+        p.max_version_skew = VersionSkew::kPatch;
+      else if (m == "Minor")
+        p.max_version_skew = VersionSkew::kMinor;
+      else if (m == "Any")
+        p.max_version_skew = VersionSkew::kAny;
+      else if (v.IsString())
+        return api::Error{path + ": must be Patch, Minor or Any, got \"" + m + "\""};
+      else
+        return api::Error{path + ": must be Patch, Minor or Any (a string)"};
+    } else if (key == "maxStaleness") {
+      if (!v.IsString()) return api::Error{path + ": expected a duration string such as 72h"};
+      auto d = parse_go_duration(v.GetString());
+      if (!d) return api::Error{path + ": " + d.message()};
+      if (*d < 1s) return api::Error{path + ": must be at least 1s"};
+      p.max_staleness = std::chrono::duration_cast<std::chrono::seconds>(*d);
+    } else if (key == "restartAfterDeadline") {
+      if (!v.IsBool()) return api::Error{path + ": expected true or false"};
+      p.restart_after_deadline = v.GetBool();
     } else if (key == "canary") {
       auto c = parse_canary(v, path);
       if (!c) return c.error();

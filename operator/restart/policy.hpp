@@ -28,8 +28,12 @@ enum class FailurePolicy { kPause, kContinue };
 // at a time through the Eviction API, as `kubectl drain` (the apiserver honours every
 // PodDisruptionBudget; the workload object is never written). See evict.hpp.
 enum class Strategy { kRollout, kEvict };
+// spec.restarts.maxVersionSkew: how far (in Istio versions) a restart may move a workload's
+// proxy without a person's approval. Any (default) never asks.
+enum class VersionSkew { kPatch, kMinor, kAny };
 std::string_view mode_name(Mode m);
 std::string_view strategy_name(Strategy s);
+std::string_view version_skew_name(VersionSkew v);
 
 // UTC days and hours in which restarts may START (a running rollout is never interrupted).
 // `end` before `start` spans midnight; `days` then names the day the window opens.
@@ -64,7 +68,49 @@ struct Policy {
   // meanwhile (0 = no limit). A cause inside the interval is Deferred to its end.
   std::chrono::seconds min_interval = std::chrono::minutes(10);
   std::optional<CanaryPolicy> canary;
+  // Version gate: a move whose Istio versions differ by more than this is ApprovalNeeded.
+  VersionSkew max_version_skew = VersionSkew::kAny;
+  // Deadline: a workload stale for longer than max_staleness is overdue (Warning Event,
+  // condition RestartsOverdue); with restart_after_deadline it restarts outside the window.
+  std::optional<std::chrono::seconds> max_staleness;
+  bool restart_after_deadline = false;
 };
+
+// An Istio version as the bundled sets, spec.version and proxy image tags spell it: "1.30",
+// "1.30.2", "1.31-dev.eed52ebb66ad", "1.30.1-distroless" (patch unknown when absent).
+struct IstioVersion {
+  int major = 0;
+  int minor = 0;
+  std::optional<int> patch;
+};
+std::optional<IstioVersion> parse_istio_version(std::string_view text);
+// The version in an image reference's tag ("registry/istio/proxyv2:1.30.2" → "1.30.2"), or "".
+std::string version_of_image(std::string_view image);
+// `from` → `to` stays within `skew` (Patch: same major.minor; Minor: same major and at most one
+// minor apart; Any: always). Unknown versions never gate.
+bool within_skew(const IstioVersion& from, const IstioVersion& to, VersionSkew skew);
+
+// The approval a person leaves (`meshop restart approve`): on the workload for it alone, on the
+// target revision's IstioOperator for all its workloads. The value names the target revision,
+// optionally with its Istio version ("canary" or "canary@1.31"): a later move to another
+// revision (or, with @version, another version) needs a new approval.
+inline constexpr std::string_view kRestartApprovedAnnotation = "meshop.io/restart-approved";
+bool approval_matches(std::string_view value, std::string_view target_revision,
+                      std::string_view target_version);
+// Why a stale workload moving `current_version` → `target_version` waits for approval
+// ("Istio 1.30 → 1.31 exceeds maxVersionSkew Patch; approve with ..."), nullopt when it may go.
+std::optional<std::string> version_gate(std::string_view current_version,
+                                        std::string_view target_version, VersionSkew skew,
+                                        bool approved);
+
+// When a workload became stale for `cause`: meshop records it on the workload's metadata (not
+// its pod template) the first time a pass sees the cause, as "<RFC 3339> <cause>", so it
+// survives meshop's restarts and leader changes. nullopt when absent or for another cause.
+inline constexpr std::string_view kStaleSinceAnnotation = "meshop.io/stale-since";
+std::optional<SystemTime> stale_since_of(const rapidjson::Value& workload, std::string_view cause);
+std::string stale_since_value(SystemTime since, std::string_view cause);
+// Stale since `since` for longer than the policy's maxStaleness at `now`.
+bool overdue(SystemTime since, const Policy& policy, SystemTime now);
 
 // When meshop last restarted a workload, and for which cause.
 struct LastRestart {

@@ -75,4 +75,7 @@ reject '{"spec":{"restarts":{"maxConcurrent":0}}}' 'spec.restarts.maxConcurrent'
 reject '{"spec":{"restarts":{"maintenanceWindow":{"start":"25:00","end":"03:00"}}}}' 'spec.restarts.maintenanceWindow.start'
 reject '{"spec":{"restarts":{"rolloutTimeout":"ten minutes"}}}' 'spec.restarts.rolloutTimeout'
 reject '{"spec":{"restarts":{"minInterval":"ten minutes"}}}' 'spec.restarts.minInterval'
+reject '{"spec":{"restarts":{"maxVersionSkew":"patch"}}}' 'spec.restarts.maxVersionSkew'
+reject '{"spec":{"restarts":{"maxStaleness":"3 days"}}}' 'spec.restarts.maxStaleness'
+reject '{"spec":{"restarts":{"restartAfterDeadline":"yes"}}}' 'spec.restarts.restartAfterDeadline'
 echo "PASS crd_istiooperator"

@@ -359,5 +359,126 @@ TEST_F(FlapPlan, EvictTakesTheLastRestartFromTheCallersMemory) {
             std::string::npos);
 }
 
+// Version gates and deadlines: web in ns-a runs proxies of 1.30 (default revision) while its
+// namespace asks for canary, whose IstioOperator installs 1.31.
+class GatePlan : public EvictPlan {
+ protected:
+  void SetUp() override {
+    EvictPlan::SetUp();
+    rapidjson::Document& canary = view_.istio_operators.edit(1);
+    canary["spec"].AddMember("version", "1.31", canary.GetAllocator());
+    std::string uid = "ns-a-web";
+    std::string d = deployment("Deployment", "ns-a", R"({"app":"web"})");
+    d.replace(d.find(R"("name":"w")"), 10, R"("name":"web")");
+    view_.workloads.push_back(with_meta(d, "ns-a", uid));
+    view_.workloads.push_back(
+        with_meta(R"({"kind":"ReplicaSet","metadata":{"name":"web-1"},"spec":{}})", "ns-a",
+                  uid + "-rs", "Deployment", uid));
+    view_.pods.push_back(with_meta(pod("web-0", "default", "hub/proxyv2:1.30-dev.9739e10eb9d7"),
+                                   "ns-a", uid + "-p0", "ReplicaSet", uid + "-rs"));
+  }
+  void annotate(rapidjson::Document& object, const std::string& key, const std::string& value) {
+    auto& a = object.GetAllocator();
+    auto& meta = object["metadata"];
+    if (!meta.HasMember("annotations"))
+      meta.AddMember("annotations", rapidjson::Value(rapidjson::kObjectType), a);
+    auto& ann = meta["annotations"];
+    if (ann.HasMember(key.c_str())) ann.RemoveMember(key.c_str());
+    ann.AddMember(rapidjson::Value(key.c_str(), a), rapidjson::Value(value.c_str(), a), a);
+  }
+  rapidjson::Document& web() { return view_.workloads.edit(0); }
+};
+
+TEST_F(GatePlan, MinorMoveBeyondPatchSkewNeedsApproval) {
+  set_canary_restarts(R"({"mode":"Auto","maxVersionSkew":"Patch"})");
+  auto plan = run(soon_);
+  const PlanEntry& e = plan.at("ns-a/web");
+  EXPECT_EQ(e.action, Action::kApprovalNeeded) << e.why;
+  EXPECT_EQ(e.current_version, "1.30") << "from the pod's proxy image tag";
+  EXPECT_EQ(e.target_version, "1.31") << "from the canary IstioOperator's spec.version";
+  EXPECT_EQ(e.why,
+            "Istio 1.30 -> 1.31 exceeds maxVersionSkew Patch; approve with meshop restart approve "
+            "Deployment/web -n ns-a");
+
+  set_canary_restarts(R"({"mode":"DryRun","maxVersionSkew":"Patch"})");
+  EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kApprovalNeeded) << "DryRun shows the gate";
+  set_canary_restarts(R"({"mode":"Auto","maxVersionSkew":"Minor"})");
+  EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kRestart) << "1.30 -> 1.31 is one minor";
+  set_canary_restarts(R"({"mode":"Auto"})");
+  EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kRestart) << "default Any: today's plan";
+}
+
+TEST_F(GatePlan, ApprovalIsForTheTargetRevision) {
+  set_canary_restarts(R"({"mode":"Auto","maxVersionSkew":"Patch"})");
+  annotate(web(), "meshop.io/restart-approved", "other");
+  EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kApprovalNeeded)
+      << "an approval of another revision does not count";
+  annotate(web(), "meshop.io/restart-approved", "canary@1.30");
+  EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kApprovalNeeded)
+      << "an approval of another version does not count";
+  annotate(web(), "meshop.io/restart-approved", "canary@1.31");
+  EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kRestart);
+  annotate(web(), "meshop.io/restart-approved", "canary");
+  EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kRestart);
+
+  annotate(web(), "meshop.io/restart-approved", "");
+  annotate(view_.istio_operators.edit(1), "meshop.io/restart-approved", "canary@1.31");
+  EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kRestart)
+      << "the IstioOperator's approval holds for all its workloads";
+}
+
+TEST_F(GatePlan, VersionsFallBackToSpecVersionAndTheBundledDefault) {
+  set_canary_restarts(R"({"mode":"Auto","maxVersionSkew":"Patch"})");
+  // A pod without a versioned image: the default revision's IstioOperator has no spec.version.
+  rapidjson::Document& p = view_.pods.edit(0);
+  p["spec"]["containers"][1]["image"].SetString("hub/proxyv2@sha256:abc");
+  EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kRestart) << "unknown version: no gate";
+  options_.default_istio_version = "1.31";
+  EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kRestart) << "1.31 -> 1.31";
+  options_.default_istio_version = "1.30";
+  EXPECT_EQ(run(soon_).at("ns-a/web").current_version, "1.30");
+  EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kApprovalNeeded);
+}
+
+TEST_F(GatePlan, OverdueRestartsOutsideTheWindowOnlyWhenAsked) {
+  // Window 02:00-03:00; now 10:05. Stale since 10:00 recorded on the workload.
+  annotate(web(), "meshop.io/stale-since", "2026-12-02T10:00:00Z RevisionChanged/canary");
+  set_canary_restarts(
+      R"({"mode":"Auto","maintenanceWindow":{"start":"02:00","end":"03:00"},"maxStaleness":"1h"})");
+  auto plan = run(soon_);
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kDeferred);
+  EXPECT_FALSE(plan.at("ns-a/web").overdue);
+  EXPECT_TRUE(plan.at("ns-a/web").stale_since_recorded);
+  plan = run(at_utc(11, 1));
+  EXPECT_TRUE(plan.at("ns-a/web").overdue);
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kDeferred) << "overdue, but not asked to restart";
+
+  set_canary_restarts(
+      R"({"mode":"Auto","maintenanceWindow":{"start":"02:00","end":"03:00"},"maxStaleness":"1h",
+      "restartAfterDeadline":true})");
+  EXPECT_EQ(run(at_utc(10, 59)).at("ns-a/web").action, Action::kDeferred) << "before the deadline";
+  plan = run(at_utc(11, 1));
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kRestart);
+  EXPECT_EQ(plan.at("ns-a/web").why,
+            "stale since 2026-12-02T10:00:00Z, past maxStaleness 1h: restarted outside the "
+            "maintenance window");
+
+  // A record of another cause: stale since now (the executor records the new cause).
+  annotate(web(), "meshop.io/stale-since", "2026-12-01T10:00:00Z RevisionChanged/other");
+  plan = run(at_utc(11, 1));
+  EXPECT_FALSE(plan.at("ns-a/web").stale_since_recorded);
+  EXPECT_FALSE(plan.at("ns-a/web").overdue);
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kDeferred);
+}
+
+TEST_F(GatePlan, TheDeadlineDoesNotOpenOtherGates) {
+  annotate(web(), "meshop.io/stale-since", "2026-12-01T10:00:00Z RevisionChanged/canary");
+  set_canary_restarts(
+      R"({"mode":"Auto","maintenanceWindow":{"start":"02:00","end":"03:00"},"maxStaleness":"1h",
+      "restartAfterDeadline":true,"maxVersionSkew":"Patch"})");
+  EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kApprovalNeeded);
+  EXPECT_TRUE(run(soon_).at("ns-a/web").overdue);
+}
+
 }  // namespace
 }  // namespace meshop::restart

@@ -97,6 +97,11 @@ TEST(Policy, ErrorsNameTheField) {
       {R"({"canary":{"selector":"app=a"}})", "spec.restarts.canary.selector"},
       {R"({"canary":{"count":1,"sok":"1m"}})", "spec.restarts.canary.sok"},
       {R"({"canary":[1]})", "spec.restarts.canary"},
+      {R"({"maxVersionSkew":"patch"})", "spec.restarts.maxVersionSkew"},
+      {R"({"maxVersionSkew":1})", "spec.restarts.maxVersionSkew"},
+      {R"({"maxStaleness":"3 days"})", "spec.restarts.maxStaleness"},
+      {R"({"maxStaleness":"0s"})", "spec.restarts.maxStaleness"},
+      {R"({"restartAfterDeadline":"yes"})", "spec.restarts.restartAfterDeadline"},
   };
   for (const Case& c : cases) {
     auto doc = parse(c.json);
@@ -172,6 +177,61 @@ TEST(Policy, LastRestartIsReadFromMeshopsRecordOnly) {
       "meshop.io/restart-cause":"InjectionEnabled/default"}}}}}}})");
   ASSERT_TRUE(last_restart_of(cron));
   EXPECT_EQ(last_restart_of(cron)->at, at_utc(9, 0));
+}
+
+TEST(Policy, VersionGateFields) {
+  auto doc =
+      parse(R"({"maxVersionSkew":"Minor","maxStaleness":"72h","restartAfterDeadline":true})");
+  auto p = parse_policy(&doc);
+  ASSERT_TRUE(p.ok()) << p.message();
+  EXPECT_EQ(p->max_version_skew, VersionSkew::kMinor);
+  EXPECT_EQ(p->max_staleness, std::chrono::hours(72));
+  EXPECT_TRUE(p->restart_after_deadline);
+  auto defaults = parse_policy(nullptr);
+  EXPECT_EQ(defaults->max_version_skew, VersionSkew::kAny);
+  EXPECT_FALSE(defaults->max_staleness);
+  EXPECT_FALSE(defaults->restart_after_deadline);
+}
+
+TEST(Policy, IstioVersionsOfTagsAndSkew) {
+  EXPECT_EQ(version_of_image("registry.istio.io/testing/proxyv2:1.31-dev.eed52ebb66ad"), "1.31");
+  EXPECT_EQ(version_of_image("docker.io/istio/proxyv2:1.30.2"), "1.30.2");
+  EXPECT_EQ(version_of_image("docker.io/istio/proxyv2:1.30.2-distroless"), "1.30.2");
+  EXPECT_EQ(version_of_image("localhost:5000/proxyv2"), "") << "a port is no tag";
+  EXPECT_EQ(version_of_image("proxyv2:latest"), "");
+  EXPECT_EQ(version_of_image("proxyv2@sha256:abc"), "");
+  EXPECT_FALSE(parse_istio_version("1"));
+  EXPECT_FALSE(parse_istio_version("1.30x"));
+  auto v = [](const char* t) { return *parse_istio_version(t); };
+  EXPECT_TRUE(within_skew(v("1.30.1"), v("1.30.4"), VersionSkew::kPatch));
+  EXPECT_FALSE(within_skew(v("1.30"), v("1.31"), VersionSkew::kPatch));
+  EXPECT_TRUE(within_skew(v("1.31"), v("1.30"), VersionSkew::kMinor)) << "downgrades too";
+  EXPECT_FALSE(within_skew(v("1.29"), v("1.31"), VersionSkew::kMinor));
+  EXPECT_FALSE(within_skew(v("1.30"), v("2.30"), VersionSkew::kMinor));
+  EXPECT_TRUE(within_skew(v("1.2"), v("2.30"), VersionSkew::kAny));
+  EXPECT_FALSE(version_gate("", "1.31", VersionSkew::kPatch, false)) << "unknown: no gate";
+  EXPECT_TRUE(version_gate("1.30", "1.31", VersionSkew::kPatch, false));
+  EXPECT_FALSE(version_gate("1.30", "1.31", VersionSkew::kPatch, true));
+  EXPECT_TRUE(approval_matches("canary", "canary", "1.31"));
+  EXPECT_TRUE(approval_matches("canary@1.31", "canary", "1.31"));
+  EXPECT_FALSE(approval_matches("canary@1.32", "canary", "1.31"));
+  EXPECT_FALSE(approval_matches("", "canary", "1.31"));
+  EXPECT_FALSE(approval_matches("canary-2", "canary", "1.31"));
+}
+
+TEST(Policy, StaleSinceRecordIsPerCause) {
+  auto w = parse(R"({"metadata":{"annotations":{"meshop.io/stale-since":
+      "2026-12-02T10:00:00Z RevisionChanged/canary"}}})");
+  auto since = stale_since_of(w, "RevisionChanged/canary");
+  ASSERT_TRUE(since);
+  EXPECT_EQ(stale_since_value(*since, "RevisionChanged/canary"),
+            "2026-12-02T10:00:00Z RevisionChanged/canary");
+  EXPECT_FALSE(stale_since_of(w, "RevisionChanged/other"));
+  Policy p;
+  EXPECT_FALSE(overdue(*since, p, *since + std::chrono::hours(1000))) << "no maxStaleness";
+  p.max_staleness = std::chrono::hours(72);
+  EXPECT_FALSE(overdue(*since, p, *since + std::chrono::hours(72)));
+  EXPECT_TRUE(overdue(*since, p, *since + std::chrono::hours(72) + std::chrono::seconds(1)));
 }
 
 TEST(Policy, Rfc3339RoundTrips) {
