@@ -119,7 +119,9 @@ import sys, yaml
 for d in yaml.safe_load_all(sys.stdin):
     if d and d.get("kind") == "ConfigMap" and d["metadata"]["name"] == "istio-sidecar-injector":
         print(d["data"]["values"])'))
-  meshop kube-inject --version "$v" -f "$work/deploy.yaml" | grep -q "/proxyv2:$tag\$" ||
+  # (to a file first: `| grep -q` would close the pipe early and pipefail fail the writer)
+  meshop kube-inject --version "$v" -f "$work/deploy.yaml" > "$work/version-$v.yaml"
+  grep -q "/proxyv2:$tag\$" "$work/version-$v.yaml" ||
     fail "kube-inject --version $v does not inject version $v's proxy ($tag)"
 done
 if meshop kube-inject --version 0.9 -f "$work/deploy.yaml" > /dev/null 2> "$work/v.err"; then
