@@ -98,15 +98,25 @@ operator_cleanup() {
   exit "$rc"
 }
 
-# operator_start BASE: `meshop run --local` as the ServiceAccount (operator_identity) for
-# namespace $cp, no native sidecars, no restarts, webhook on port BASE and health on BASE+1,
-# logging to $work/run.log; sets run_pid and waits until /readyz answers.
+# operator_start BASE [restarts]: `meshop run --local` as the ServiceAccount (operator_identity)
+# for namespace $cp, no native sidecars, no restarts (unless `restarts` is given), webhook on
+# port BASE and health on BASE+1, logging to $work/run.log; sets run_pid and waits until /readyz
+# answers.
 operator_start() {
+  local no_restarts=(--restarts=false)
+  [ "${2:-}" = restarts ] && no_restarts=()
   "${MESHOP_AS_SA[@]}" "$MESHOP_BIN" run --local --namespace "$cp" --native-sidecars false \
-    --restarts=false --webhook-addr "127.0.0.1:$1" --health-addr "127.0.0.1:$(($1 + 1))" \
+    "${no_restarts[@]}" --webhook-addr "127.0.0.1:$1" --health-addr "127.0.0.1:$(($1 + 1))" \
     >"$work/run.log" 2>&1 &
   run_pid=$!
   wait_for 60 "meshop run ready" curl -sf "http://127.0.0.1:$(($1 + 1))/readyz"
+}
+
+# bundled_tag VERSION: the image tag a bundled Istio version installs (manifests/versions.yaml,
+# via `meshop version -o json`).
+bundled_tag() {
+  "$MESHOP_BIN" version -o json | python3 -c 'import json, sys
+print(next(v["tag"] for v in json.load(sys.stdin)["istioVersions"] if v["version"] == sys.argv[1]))' "$1"
 }
 
 # crd_established: the IstioOperator CRD (just applied) is Established. `kubectl wait` fails at

@@ -38,21 +38,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The image tag each bundled version installs (manifests/versions.yaml, via `meshop version`).
-tag_of() {
-  "$MESHOP_BIN" version -o json | python3 -c 'import json, sys
-print(next(v["tag"] for v in json.load(sys.stdin)["istioVersions"] if v["version"] == sys.argv[1]))' "$1"
-}
-tag30=$(tag_of 1.30)
-tag31=$(tag_of 1.31)
+tag30=$(bundled_tag 1.30)
+tag31=$(bundled_tag 1.31)
 [ -n "$tag30" ] && [ -n "$tag31" ] && [ "$tag30" != "$tag31" ] ||
   fail "bundled versions' tags: 1.30 '$tag30', 1.31 '$tag31'"
 
 operator_setup "$cp"
-"${MESHOP_AS_SA[@]}" "$MESHOP_BIN" run --local --namespace "$cp" --native-sidecars false \
-  --webhook-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" >"$work/run.log" 2>&1 &
-run_pid=$!
-wait_for 60 "meshop run ready" curl -sf "http://127.0.0.1:$((port + 1))/readyz"
+operator_start "$port" restarts
 
 iop() {  # NAME VERSION REVISION-LINE RESTARTS
   kubectl apply -f - >/dev/null <<YAML
