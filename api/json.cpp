@@ -114,43 +114,70 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
+// For each byte: 0 = copied as is, 1 = escaped, 2 = starts a multi-byte sequence (validated and
+// checked for U+2028/U+2029). One table per escape_html setting; runs of plain bytes are
+// appended in one piece, not byte by byte.
+struct ByteClasses {
+  unsigned char plain[256];
+  unsigned char html[256];
+};
+
+constexpr ByteClasses make_byte_classes() {
+  ByteClasses t{};
+  for (int c = 0; c < 256; ++c) {
+    unsigned char k = c < 0x20 || c == '"' || c == '\\' ? 1 : c >= 0x80 ? 2 : 0;
+    t.plain[c] = k;
+    t.html[c] = (c == '<' || c == '>' || c == '&') ? 1 : k;
+  }
+  return t;
+}
+
+constexpr ByteClasses kByteClasses = make_byte_classes();
+
+void append_escaped_ascii(std::string& out, unsigned char c) {
+  out.push_back('\\');
+  switch (c) {
+    case '"':
+    case '\\':
+      out.push_back(static_cast<char>(c));
+      break;
+    case '\b':
+      out.push_back('b');
+      break;
+    case '\f':
+      out.push_back('f');
+      break;
+    case '\n':
+      out.push_back('n');
+      break;
+    case '\r':
+      out.push_back('r');
+      break;
+    case '\t':
+      out.push_back('t');
+      break;
+    default:
+      out += "u00";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xF]);
+  }
+}
+
 void append_json_string_impl(std::string& out, std::string_view s, bool escape_html) {
+  const unsigned char* cls = escape_html ? kByteClasses.html : kByteClasses.plain;
+  out.reserve(out.size() + s.size() + 2);
   out.push_back('"');
   std::size_t i = 0;
   while (i < s.size()) {
+    std::size_t j = i;
+    while (j < s.size() && cls[static_cast<unsigned char>(s[j])] == 0)
+      ++j;
+    out.append(s.data() + i, j - i);
+    i = j;
+    if (i == s.size()) break;
     auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      if (c >= 0x20 && c != '"' && c != '\\' &&
-          !(escape_html && (c == '<' || c == '>' || c == '&'))) {
-        out.push_back(static_cast<char>(c));
-      } else {
-        out.push_back('\\');
-        switch (c) {
-          case '"':
-          case '\\':
-            out.push_back(static_cast<char>(c));
-            break;
-          case '\b':
-            out.push_back('b');
-            break;
-          case '\f':
-            out.push_back('f');
-            break;
-          case '\n':
-            out.push_back('n');
-            break;
-          case '\r':
-            out.push_back('r');
-            break;
-          case '\t':
-            out.push_back('t');
-            break;
-          default:
-            out += "u00";
-            out.push_back(kHex[c >> 4]);
-            out.push_back(kHex[c & 0xF]);
-        }
-      }
+    if (cls[c] == 1) {
+      append_escaped_ascii(out, c);
       ++i;
       continue;
     }
