@@ -69,4 +69,15 @@ Result<std::vector<Document>> yaml_stream_to_json(std::string_view yaml,
 // YAML text for a JSON value, as sigs.k8s.io/yaml.Marshal writes it (ends with a newline).
 std::string json_to_yaml(const Value& value);
 
+namespace yaml_detail {
+
+// For tests and the fuzzer: yaml_to_json reads the block-style subset that templates render
+// (block collections, one-line scalars, literal blocks, flow collections of scalars, printable
+// ASCII) with its own fast reader, and everything else with libyaml. True when the fast reader
+// declines `yaml` or builds exactly libyaml's node tree for it; `used` says whether it accepted,
+// `why` names the first difference.
+bool fast_reader_agrees(std::string_view yaml, bool* used = nullptr, std::string* why = nullptr);
+
+}  // namespace yaml_detail
+
 }  // namespace meshop::api

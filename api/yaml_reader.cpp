@@ -448,6 +448,554 @@ bool find_non_finite(const Value& v, std::string& pointer, double& value) {
   return false;
 }
 
+// A reader for the block-style subset of YAML that templates render and people write by hand:
+// block mappings and sequences (indentless ones too), single-line plain, single- and
+// double-quoted scalars, literal block scalars (`|`, `|-`, `|+`), flow mappings and sequences
+// of such scalars (over several lines, trailing commas allowed), comments and blank lines, in
+// printable ASCII without tabs. It builds the same node tree as the libyaml event loop below,
+// about ten times faster (libyaml's scanner was half the cost of an injection). Anything
+// outside the subset, and anything it is not sure of, declines (returns false): the text then
+// takes the libyaml path, which also produces every syntax error. It never reports an error
+// itself, so what parses, what fails and every message stay libyaml's and go-yaml's; the
+// agreement of the two trees is checked by yaml_detail::fast_reader_agrees (unit test over
+// upstream Istio's YAML files, and the YAML fuzzer).
+class FastReader {
+ public:
+  FastReader(std::string_view text, std::vector<Node>& nodes) : t_(text), nodes_(nodes) {}
+
+  bool run() {
+    if (!acceptable_text()) return false;
+    if (!skip_to_content()) return false;  // empty or comments only: libyaml decides
+    std::size_t ind = column();
+    if (ind != 0) return false;
+    bool ok = false;
+    if (peek() == '{' || peek() == '[') {
+      ok = flow_root();
+    } else if (at_sequence_entry()) {
+      ok = block_sequence(ind, kNone);
+    } else if (line_is_key()) {
+      ok = block_mapping(ind, kNone);
+    }
+    if (!ok) return false;
+    return !skip_to_content();  // nothing may follow the root collection
+  }
+
+ private:
+  static constexpr std::uint32_t kNone = static_cast<std::uint32_t>(-1);
+  static constexpr std::size_t kMaxDepth = 200;
+
+  // Printable ASCII, newlines, no tabs or carriage returns; no directives or document markers.
+  bool acceptable_text() const {
+    for (char ch : t_) {
+      auto c = static_cast<unsigned char>(ch);
+      if ((c < 0x20 && c != '\n') || c >= 0x7F) return false;
+    }
+    std::size_t line = 0;
+    while (line < t_.size()) {
+      std::string_view rest = t_.substr(line, 4);
+      if (!rest.empty() && rest[0] == '%') return false;
+      if (rest.substr(0, 3) == "---" || rest.substr(0, 3) == "...") return false;
+      std::size_t nl = t_.find('\n', line);
+      if (nl == std::string_view::npos) break;
+      line = nl + 1;
+    }
+    return true;
+  }
+
+  char peek(std::size_t ahead = 0) const { return p_ + ahead < t_.size() ? t_[p_ + ahead] : '\0'; }
+  bool at_eol() const { return p_ >= t_.size() || t_[p_] == '\n'; }
+  static bool blank_or_end(char c) { return c == ' ' || c == '\n' || c == '\0'; }
+  std::size_t column() const {
+    std::size_t nl = p_ == 0 ? std::string_view::npos : t_.rfind('\n', p_ - 1);
+    return nl == std::string_view::npos ? p_ : p_ - nl - 1;
+  }
+  void skip_spaces() {
+    while (p_ < t_.size() && t_[p_] == ' ')
+      ++p_;
+  }
+  // After a value: spaces, then a comment or the end of the line. Leaves p_ at the newline.
+  bool rest_of_line_empty() {
+    skip_spaces();
+    if (at_eol()) return true;
+    if (t_[p_] == '#' && p_ > 0 && (t_[p_ - 1] == ' ' || t_[p_ - 1] == '\n')) {
+      while (!at_eol())
+        ++p_;
+      return true;
+    }
+    return false;
+  }
+
+  // Moves to the next content: the rest of the current line if it holds any (not spaces, not
+  // a comment), else the first content of a later line. False at the end of the text.
+  bool skip_to_content() {
+    for (;;) {
+      skip_spaces();
+      if (p_ < t_.size() && t_[p_] == '#' && (p_ == 0 || t_[p_ - 1] == ' ' || t_[p_ - 1] == '\n')) {
+        while (!at_eol())
+          ++p_;
+      }
+      if (p_ >= t_.size()) return false;
+      if (t_[p_] != '\n') return true;
+      ++p_;
+    }
+  }
+
+  std::uint32_t add(Node::Kind kind, std::uint32_t parent, std::string tag) {
+    auto idx = static_cast<std::uint32_t>(nodes_.size());
+    nodes_.emplace_back();
+    nodes_.back().kind = kind;
+    nodes_.back().tag = std::move(tag);
+    if (parent != kNone) nodes_[parent].children.push_back(idx);
+    return idx;
+  }
+  void scalar(std::uint32_t parent, bool plain, std::string value) {
+    std::uint32_t idx = add(Node::kScalar, parent, plain ? "?" : "!");
+    nodes_[idx].value = std::move(value);
+  }
+
+  bool at_sequence_entry() const { return peek() == '-' && blank_or_end(peek(1)); }
+
+  // A plain scalar may not start with an indicator (YAML 1.1 as libyaml reads it).
+  bool plain_start(bool flow) const {
+    char c = peek();
+    switch (c) {
+      case '-':
+        return !blank_or_end(peek(1)) &&
+               !(flow && std::string_view(",[]{}").find(peek(1)) != std::string_view::npos);
+      case '?':
+      case ':':
+        return !flow && !blank_or_end(peek(1));
+      case ',':
+      case '[':
+      case ']':
+      case '{':
+      case '}':
+      case '#':
+      case '&':
+      case '*':
+      case '!':
+      case '|':
+      case '>':
+      case '\'':
+      case '"':
+      case '%':
+      case '@':
+      case '`':
+      case '\0':
+      case '\n':
+      case ' ':
+        return false;
+      default:
+        return true;
+    }
+  }
+
+  // A single-line plain scalar from p_. Block context: ends at ": ", ":" at the end of the line,
+  // " #" or the end of the line; flow context also at , [ ] { } and ":" before one of them.
+  // `stop_at_colon` is false when a value is scanned, where ": " means the text is not in the
+  // subset (libyaml: "mapping values are not allowed in this context").
+  bool plain(bool flow, std::string& out, bool& ended_at_colon) {
+    ended_at_colon = false;
+    if (!plain_start(flow)) return false;
+    std::size_t start = p_;
+    std::size_t end = p_;  // one past the last non-space character
+    while (p_ < t_.size()) {
+      char c = t_[p_];
+      if (c == '\n') break;
+      if (c == ':' && blank_or_end(peek(1))) {
+        ended_at_colon = true;
+        break;
+      }
+      if (c == ':' && flow) return false;  // libyaml versions differ on "a:b" in flow context
+      if (c == '#' && p_ > start && t_[p_ - 1] == ' ') break;
+      if (flow && std::string_view(",[]{}").find(c) != std::string_view::npos) break;
+      ++p_;
+      if (c != ' ') end = p_;
+    }
+    out.assign(t_.substr(start, end - start));
+    return !out.empty();
+  }
+
+  // A single-line quoted scalar at p_ (on its quote). Escapes beyond the common ones decline.
+  bool quoted(std::string& out) {
+    char q = t_[p_];
+    ++p_;
+    out.clear();
+    while (p_ < t_.size()) {
+      char c = t_[p_];
+      if (c == '\n') return false;  // folded over lines: libyaml's business
+      if (q == '\'') {
+        if (c == '\'') {
+          if (peek(1) == '\'') {
+            out.push_back('\'');
+            p_ += 2;
+            continue;
+          }
+          ++p_;
+          return true;
+        }
+        out.push_back(c);
+        ++p_;
+        continue;
+      }
+      if (c == '"') {
+        ++p_;
+        return true;
+      }
+      if (c != '\\') {
+        out.push_back(c);
+        ++p_;
+        continue;
+      }
+      char e = peek(1);
+      p_ += 2;
+      switch (e) {
+        case '"':
+        case '\\':
+          out.push_back(e);
+          break;
+        case 'n':
+          out.push_back('\n');
+          break;
+        case 't':
+          out.push_back('\t');
+          break;
+        case 'r':
+          out.push_back('\r');
+          break;
+        case 'u': {
+          if (p_ + 4 > t_.size()) return false;
+          unsigned v = 0;
+          for (int i = 0; i < 4; ++i) {
+            char h = t_[p_ + static_cast<std::size_t>(i)];
+            int d = h >= '0' && h <= '9'   ? h - '0'
+                    : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                    : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                           : -1;
+            if (d < 0) return false;
+            v = v * 16 + static_cast<unsigned>(d);
+          }
+          p_ += 4;
+          if (v < 0x20 || (v >= 0x7F && v < 0xA0) || (v >= 0xD800 && v <= 0xDFFF) || v == 0xFEFF ||
+              v == 0x85 || v == 0x2028 || v == 0x2029)
+            return false;  // control characters, surrogates, line breaks: libyaml decides
+          if (v < 0x80) {
+            out.push_back(static_cast<char>(v));
+          } else if (v < 0x800) {
+            out.push_back(static_cast<char>(0xC0 | (v >> 6)));
+            out.push_back(static_cast<char>(0x80 | (v & 0x3F)));
+          } else {
+            out.push_back(static_cast<char>(0xE0 | (v >> 12)));
+            out.push_back(static_cast<char>(0x80 | ((v >> 6) & 0x3F)));
+            out.push_back(static_cast<char>(0x80 | (v & 0x3F)));
+          }
+          break;
+        }
+        default:
+          return false;
+      }
+    }
+    return false;
+  }
+
+  // Does the line from p_ start with a mapping key (a scalar followed by ": " or ":" at the
+  // end of the line)? p_ is not moved.
+  bool line_is_key() {
+    std::size_t save = p_;
+    bool key = false;
+    std::string s;
+    if (peek() == '"' || peek() == '\'') {
+      key = quoted(s) && peek() == ':' && blank_or_end(peek(1));
+    } else {
+      bool colon = false;
+      key = plain(false, s, colon) && colon;
+    }
+    p_ = save;
+    return key;
+  }
+
+  // The key at p_, then ':'; p_ after the colon.
+  bool key(std::uint32_t mapping) {
+    std::size_t start = p_;
+    std::string s;
+    bool is_plain = true;
+    if (peek() == '"' || peek() == '\'') {
+      if (!quoted(s)) return false;
+      is_plain = false;
+    } else {
+      bool colon = false;
+      if (!plain(false, s, colon) || !colon) return false;
+    }
+    if (peek() != ':' || !blank_or_end(peek(1))) return false;
+    if (p_ - start > 1000) return false;  // libyaml's simple keys are at most 1024 characters
+    ++p_;
+    scalar(mapping, is_plain, std::move(s));
+    return true;
+  }
+
+  bool block_mapping(std::size_t ind, std::uint32_t parent) {
+    if (++depth_ > kMaxDepth) return false;
+    std::uint32_t m = add(Node::kMapping, parent, "?");
+    bool first = true;
+    for (;;) {
+      if (!first) {
+        if (!skip_to_content()) break;
+        std::size_t col = column();
+        if (col < ind) break;
+        if (col > ind) return false;
+        if (at_sequence_entry())
+          break;  // the owner's indentless sequence or an error: let
+                  // the caller look at it
+      }
+      first = false;
+      if (!key(m)) return false;
+      if (!value(ind, m, true)) return false;
+    }
+    --depth_;
+    return true;
+  }
+
+  bool block_sequence(std::size_t ind, std::uint32_t parent) {
+    if (++depth_ > kMaxDepth) return false;
+    std::uint32_t s = add(Node::kSequence, parent, "?");
+    bool first = true;
+    for (;;) {
+      if (!first) {
+        if (!skip_to_content()) break;
+        std::size_t col = column();
+        if (col < ind) break;
+        if (col > ind) return false;
+        if (!at_sequence_entry()) break;
+      }
+      first = false;
+      if (!at_sequence_entry()) return false;
+      ++p_;  // the dash
+      if (!value(ind, s, false)) return false;
+    }
+    --depth_;
+    return true;
+  }
+
+  // The value after a key's colon (in_mapping) or a sequence entry's dash, owned by a block
+  // collection at column `ind`.
+  bool value(std::size_t ind, std::uint32_t parent, bool in_mapping) {
+    std::size_t save = p_;
+    if (rest_of_line_empty()) {
+      // The value is on the next lines: a more indented block collection, a mapping's
+      // indentless sequence, or nothing (null).
+      std::size_t after = p_;
+      if (!skip_to_content()) {
+        scalar(parent, true, "");
+        p_ = after;
+        return true;
+      }
+      std::size_t col = column();
+      if (col > ind) {
+        if (at_sequence_entry()) return block_sequence(col, parent);
+        if (line_is_key()) return block_mapping(col, parent);
+        return false;  // a scalar on the next line, a flow collection, ...: not in the subset
+      }
+      if (col == ind && in_mapping && at_sequence_entry()) return block_sequence(col, parent);
+      scalar(parent, true, "");
+      p_ = after;
+      return true;
+    }
+    p_ = save;
+    skip_spaces();
+    if (p_ == save && !in_mapping) return false;  // "-x" is not an entry (checked before)
+    std::size_t col = column();
+    char c = peek();
+    if (c == '"' || c == '\'') {
+      std::string s;
+      if (!quoted(s)) return false;
+      if (!in_mapping && peek() == ':') return false;  // `- "k": v`: a compact mapping
+      scalar(parent, false, std::move(s));
+      return rest_of_line_empty();
+    }
+    if (c == '{' || c == '[') {
+      if (!flow_node(parent)) return false;
+      return rest_of_line_empty();
+    }
+    if (c == '|') return literal(ind, parent);
+    if (!in_mapping) {
+      // A compact collection in a sequence entry: "- key: v" or "- - x".
+      if (at_sequence_entry()) return block_sequence(col, parent);
+      if (line_is_key()) return block_mapping(col, parent);
+    }
+    std::string s;
+    bool colon = false;
+    if (!plain(false, s, colon) || colon) return false;
+    scalar(parent, true, std::move(s));
+    return rest_of_line_empty();
+  }
+
+  // A literal block scalar: `|`, `|-` or `|+`, content more indented than `ind`.
+  bool literal(std::size_t ind, std::uint32_t parent) {
+    ++p_;
+    char chomp = ' ';
+    if (peek() == '-' || peek() == '+') {
+      chomp = peek();
+      ++p_;
+    }
+    if (!rest_of_line_empty()) return false;  // indentation indicators and the rest
+    if (p_ >= t_.size()) return false;
+    ++p_;  // the newline
+    // The first line fixes the indentation; leading blank lines decline.
+    std::size_t line = p_;
+    skip_spaces();
+    std::size_t indent = p_ - line;
+    if (at_eol() || indent <= ind) return false;
+    p_ = line;
+    std::string value;
+    std::size_t pending_breaks = 0;  // blank lines not yet known to be inside the content
+    bool any = false;
+    while (p_ < t_.size()) {
+      line = p_;
+      skip_spaces();
+      std::size_t spaces = p_ - line;
+      if (at_eol()) {
+        if (spaces > indent) return false;  // spaces beyond the indentation are content
+        ++pending_breaks;
+        if (p_ >= t_.size()) break;
+        ++p_;
+        continue;
+      }
+      if (spaces < indent) {
+        p_ = line;
+        break;
+      }
+      if (any) value.push_back('\n');
+      value.append(pending_breaks, '\n');
+      pending_breaks = 0;
+      std::size_t nl = t_.find('\n', line);
+      std::size_t end = nl == std::string_view::npos ? t_.size() : nl;
+      value.append(t_.substr(line + indent, end - line - indent));
+      any = true;
+      p_ = end;
+      if (p_ < t_.size()) ++p_;
+      // A line that ended the text without a newline: its break is not there.
+      if (nl == std::string_view::npos) return false;  // no final line break: decline
+    }
+    if (chomp != '-') value.push_back('\n');
+    if (chomp == '+') value.append(pending_breaks, '\n');
+    scalar(parent, false, std::move(value));
+    return true;
+  }
+
+  // Flow context: spaces, newlines and comments between tokens.
+  bool flow_space() {
+    for (;;) {
+      std::size_t start = p_;
+      skip_spaces();
+      if (p_ < t_.size() && t_[p_] == '#') {
+        if (p_ == start && p_ > 0 && t_[p_ - 1] != '\n' && t_[p_ - 1] != ' ') return false;
+        while (!at_eol())
+          ++p_;
+      }
+      if (p_ < t_.size() && t_[p_] == '\n') {
+        ++p_;
+        continue;
+      }
+      return p_ < t_.size();
+    }
+  }
+
+  bool flow_root() {
+    if (!flow_node(kNone)) return false;
+    return true;
+  }
+
+  bool flow_node(std::uint32_t parent) {
+    if (++depth_ > kMaxDepth) return false;
+    bool mapping = peek() == '{';
+    char close = mapping ? '}' : ']';
+    std::uint32_t n = add(mapping ? Node::kMapping : Node::kSequence, parent, "?");
+    ++p_;
+    for (;;) {
+      if (!flow_space()) return false;
+      if (peek() == close) {
+        ++p_;
+        break;
+      }
+      if (mapping) {
+        std::size_t key_start = p_;
+        if (!flow_scalar(n, true)) return false;
+        if (p_ - key_start > 1000) return false;
+        skip_spaces();  // a simple key and its ':' are on one line
+        if (peek() != ':' || !blank_or_end(peek(1))) return false;
+        ++p_;
+        if (!flow_space()) return false;
+        if (peek() == ',' || peek() == close) {
+          scalar(n, true, "");
+        } else if (!flow_value(n)) {
+          return false;
+        }
+      } else {
+        if (!flow_value(n)) return false;
+        std::size_t save = p_;
+        if (!flow_space()) return false;
+        if (peek() == ':') return false;  // a single-pair mapping inside a sequence
+        p_ = save;
+      }
+      if (!flow_space()) return false;
+      if (peek() == ',') {
+        ++p_;
+        continue;
+      }
+      if (peek() == close) {
+        ++p_;
+        break;
+      }
+      return false;
+    }
+    --depth_;
+    return true;
+  }
+
+  bool flow_value(std::uint32_t parent) {
+    if (peek() == '{' || peek() == '[') return flow_node(parent);
+    return flow_scalar(parent, false);
+  }
+
+  // A key or value scalar in flow context; a plain one must end on its line at an indicator
+  // (a plain scalar continued on the next line is folded: libyaml's business).
+  bool flow_scalar(std::uint32_t parent, bool is_key) {
+    std::string s;
+    if (peek() == '"' || peek() == '\'') {
+      if (!quoted(s)) return false;
+      scalar(parent, false, std::move(s));
+      return true;
+    }
+    bool colon = false;
+    if (!plain(true, s, colon)) return false;
+    if (colon && !is_key) return false;
+    if (at_eol() || peek() == '#' || peek() == ' ') {
+      std::size_t save = p_;
+      if (!flow_space()) return false;
+      char c = peek();
+      if (c != ',' && c != ']' && c != '}' && c != ':') return false;
+      if (c == ':' && !is_key) return false;
+      p_ = save;
+    }
+    scalar(parent, true, std::move(s));
+    return true;
+  }
+
+  std::string_view t_;
+  std::vector<Node>& nodes_;
+  std::size_t p_ = 0;
+  std::size_t depth_ = 0;
+};
+
+bool fast_tree(std::string_view text, std::vector<Node>& nodes) {
+  nodes.clear();
+  if (text.size() > (1u << 24)) return false;
+  FastReader reader(text, nodes);
+  if (reader.run() && !nodes.empty()) return true;
+  nodes.clear();
+  return false;
+}
+
 std::string position(std::size_t document, const Mark& mark) {
   return "yaml: document " + std::to_string(document) + ", line " + std::to_string(mark.line + 1) +
          ", column " + std::to_string(mark.column + 1);
@@ -572,84 +1120,173 @@ Error parse_error(Parser& parser, std::size_t document) {
   return Error{position(document, mark_of(p.problem_mark)) + ": " + problem};
 }
 
+// Reads the next document's events into `builder`. `index` counts the documents started;
+// `stream_end` is set when the stream ends before another document.
+std::optional<Error> read_document(Parser& parser, LineIndex& lines, std::string_view yaml,
+                                   TreeBuilder& builder, std::size_t& index, std::size_t parsed,
+                                   bool& stream_end) {
+  for (;;) {
+    Event ev;
+    if (!ev.parse(parser)) return parse_error(parser, index + (index == parsed ? 1 : 0));
+    const yaml_event_t& e = *ev;
+    Mark mark = mark_of(e.start_mark);
+    switch (e.type) {
+      case YAML_STREAM_END_EVENT:
+        stream_end = true;
+        return std::nullopt;
+      case YAML_DOCUMENT_START_EVENT:
+        ++index;
+        break;
+      case YAML_DOCUMENT_END_EVENT:
+        return std::nullopt;
+      case YAML_ALIAS_EVENT:
+        if (!builder.alias(mark, text_of(e.data.alias.anchor))) {
+          return Error{position(index, mark) + ": unknown anchor '" + text_of(e.data.alias.anchor) +
+                       "' referenced"};
+        }
+        break;
+      case YAML_SCALAR_EVENT:
+        if (e.data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE) {
+          if (auto bad = slash_escape(yaml, lines, e)) {
+            return Error{position(index, *bad) + ": found unknown escape character"};
+          }
+        }
+        builder.scalar(mark, scalar_tag(e), text_of(e.data.scalar.anchor),
+                       text_of(e.data.scalar.value), e.data.scalar.length);
+        break;
+      case YAML_SEQUENCE_START_EVENT:
+        builder.start(Node::kSequence, mark, text_of(e.data.sequence_start.tag),
+                      text_of(e.data.sequence_start.anchor));
+        break;
+      case YAML_MAPPING_START_EVENT:
+        builder.start(Node::kMapping, mark, text_of(e.data.mapping_start.tag),
+                      text_of(e.data.mapping_start.anchor));
+        break;
+      case YAML_SEQUENCE_END_EVENT:
+      case YAML_MAPPING_END_EVENT:
+        builder.end();
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+// The document of a node tree, or false when converting it fails (a decoding error, NaN or an
+// infinity); `error` then says why, with `index` as the document's number.
+bool convert_document(const std::vector<Node>& nodes, const YamlReadOptions& options,
+                      std::size_t index, Document& doc, Error* error) {
+  if (nodes.empty()) return true;
+  try {
+    Converter(nodes, doc.GetAllocator(), options.strict).convert(0, doc);
+  } catch (const DecodeFailure& f) {
+    if (error != nullptr) *error = Error{position(index, f.mark) + ": " + f.message};
+    return false;
+  }
+  std::string pointer;
+  double bad = 0;
+  if (find_non_finite(doc, pointer, bad)) {
+    if (error != nullptr) {
+      *error = Error{"yaml: document " + std::to_string(index) + ", at " +
+                     (pointer.empty() ? std::string("the root") : pointer) +
+                     ": unsupported value: " + go_format_float_g(bad) +
+                     " (JSON has no NaN or infinity)"};
+    }
+    return false;
+  }
+  return true;
+}
+
 // Parses documents one at a time; `max_documents` bounds how many are read (1 for
 // yaml_to_json, which must not look at later documents, as yaml.Unmarshal does not).
 Result<std::vector<Document>> read_stream(std::string_view yaml, const YamlReadOptions& options,
                                           std::size_t max_documents) {
   std::vector<Document> docs;
+  if (max_documents == 0) return docs;
+  {
+    // The fast reader's tree, when the text is in its subset and converts without an error;
+    // otherwise libyaml's (which also words every error).
+    std::vector<Node> nodes;
+    if (fast_tree(yaml, nodes)) {
+      Document doc;
+      if (convert_document(nodes, options, 1, doc, nullptr)) {
+        docs.push_back(std::move(doc));
+        return docs;
+      }
+    }
+  }
   Parser parser(yaml);
   LineIndex lines(yaml);
   std::size_t index = 0;
   while (docs.size() < max_documents) {
     TreeBuilder builder;
-    bool document_done = false;
-    while (!document_done) {
-      Event ev;
-      if (!ev.parse(parser)) return parse_error(parser, index + (index == docs.size() ? 1 : 0));
-      const yaml_event_t& e = *ev;
-      Mark mark = mark_of(e.start_mark);
-      switch (e.type) {
-        case YAML_STREAM_END_EVENT:
-          return docs;
-        case YAML_DOCUMENT_START_EVENT:
-          ++index;
-          break;
-        case YAML_DOCUMENT_END_EVENT:
-          document_done = true;
-          break;
-        case YAML_ALIAS_EVENT:
-          if (!builder.alias(mark, text_of(e.data.alias.anchor))) {
-            return Error{position(index, mark) + ": unknown anchor '" +
-                         text_of(e.data.alias.anchor) + "' referenced"};
-          }
-          break;
-        case YAML_SCALAR_EVENT:
-          if (e.data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE) {
-            if (auto bad = slash_escape(yaml, lines, e)) {
-              return Error{position(index, *bad) + ": found unknown escape character"};
-            }
-          }
-          builder.scalar(mark, scalar_tag(e), text_of(e.data.scalar.anchor),
-                         text_of(e.data.scalar.value), e.data.scalar.length);
-          break;
-        case YAML_SEQUENCE_START_EVENT:
-          builder.start(Node::kSequence, mark, text_of(e.data.sequence_start.tag),
-                        text_of(e.data.sequence_start.anchor));
-          break;
-        case YAML_MAPPING_START_EVENT:
-          builder.start(Node::kMapping, mark, text_of(e.data.mapping_start.tag),
-                        text_of(e.data.mapping_start.anchor));
-          break;
-        case YAML_SEQUENCE_END_EVENT:
-        case YAML_MAPPING_END_EVENT:
-          builder.end();
-          break;
-        default:
-          break;
-      }
-    }
+    bool stream_end = false;
+    if (auto err = read_document(parser, lines, yaml, builder, index, docs.size(), stream_end))
+      return *err;
+    if (stream_end) return docs;
     Document doc;
-    if (!builder.nodes.empty()) {
-      try {
-        Converter(builder.nodes, doc.GetAllocator(), options.strict).convert(0, doc);
-      } catch (const DecodeFailure& f) {
-        return Error{position(index, f.mark) + ": " + f.message};
-      }
-      std::string pointer;
-      double bad = 0;
-      if (find_non_finite(doc, pointer, bad)) {
-        return Error{"yaml: document " + std::to_string(index) + ", at " +
-                     (pointer.empty() ? std::string("the root") : pointer) +
-                     ": unsupported value: " + go_format_float_g(bad) +
-                     " (JSON has no NaN or infinity)"};
-      }
-    }
+    Error error{""};
+    if (!convert_document(builder.nodes, options, index, doc, &error)) return error;
     docs.push_back(std::move(doc));
   }
   return docs;
 }
 
+bool same_tree(const std::vector<Node>& a, const std::vector<Node>& b, std::string& why) {
+  if (a.size() != b.size()) {
+    why = "node count " + std::to_string(a.size()) + " (fast) vs " + std::to_string(b.size()) +
+          " (libyaml)";
+    return false;
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const Node& x = a[i];
+    const Node& y = b[i];
+    if (x.kind != y.kind || x.tag != y.tag || x.value != y.value || x.children != y.children) {
+      why = "node " + std::to_string(i) + " differs: fast kind " + std::to_string(x.kind) +
+            " tag " + x.tag + " value \"" + x.value + "\", libyaml kind " + std::to_string(y.kind) +
+            " tag " + y.tag + " value \"" + y.value + "\" (line " +
+            std::to_string(y.mark.line + 1) + ")";
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+namespace yaml_detail {
+
+bool fast_reader_agrees(std::string_view yaml, bool* used, std::string* why) {
+  std::vector<Node> fast;
+  bool accepted = fast_tree(yaml, fast);
+  if (used != nullptr) *used = accepted;
+  if (!accepted) return true;
+  Parser parser(yaml);
+  LineIndex lines(yaml);
+  std::size_t index = 0;
+  TreeBuilder builder;
+  bool stream_end = false;
+  std::string reason;
+  if (auto err = read_document(parser, lines, yaml, builder, index, 0, stream_end)) {
+    reason = "the fast reader accepted a text libyaml refuses: " + err->message;
+  } else if (stream_end || builder.nodes.empty()) {
+    reason = "the fast reader found a document where libyaml found none";
+  } else {
+    TreeBuilder next;
+    bool end2 = false;
+    if (auto err2 = read_document(parser, lines, yaml, next, index, 1, end2)) {
+      reason = "libyaml refuses the rest of the stream: " + err2->message;
+    } else if (!end2) {
+      reason = "libyaml found a second document";
+    } else if (same_tree(fast, builder.nodes, reason)) {
+      return true;
+    }
+  }
+  if (why != nullptr) *why = reason;
+  return false;
+}
+
+}  // namespace yaml_detail
 
 Result<Document> yaml_to_json(std::string_view yaml, const YamlReadOptions& options) {
   auto docs = read_stream(yaml, options, 1);

@@ -1,6 +1,7 @@
 // Fuzz target for the YAML reader and writer (meshop::api): arbitrary bytes must never crash,
 // hang or trip a sanitizer, and every document that reads must survive the round trip
-// yaml_to_json(json_to_yaml(doc)) == doc.
+// yaml_to_json(json_to_yaml(doc)) == doc. Where the fast reader (the block-style subset)
+// accepts a text, its node tree must be libyaml's.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +14,11 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace meshop::api;
   std::string_view text(reinterpret_cast<const char*>(data), size);
+  std::string why;
+  if (!yaml_detail::fast_reader_agrees(text, nullptr, &why)) {
+    std::fprintf(stderr, "fast YAML reader disagrees with libyaml: %s\n", why.c_str());
+    std::abort();
+  }
   (void)yaml_to_json(text, YamlReadOptions{.strict = true});
   auto docs = yaml_stream_to_json(text);
   if (!docs.ok()) return 0;

@@ -2,6 +2,7 @@
 // k8s.io/apimachinery strategicpatch with corev1.Pod metadata, through hack/yamloracle.
 // ctest builds the oracle first (fixture api_yamloracle) and passes its path in
 // MESHOP_YAMLORACLE. Cases are hand-written for every typing rule and generated at random.
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -466,6 +467,69 @@ TEST(ApiDifferential, YamlToJsonGeneratedDocuments) {
   EXPECT_EQ(compare_yaml_to_json(cases, false), 0);
   EXPECT_EQ(
       compare_yaml_to_json(std::vector<std::string>(cases.begin(), cases.begin() + 500), true), 0);
+}
+
+// yaml_to_json's fast reader (the block-style subset) must build libyaml's node tree exactly
+// wherever it accepts a text; it declines the rest. Checked on every document of upstream
+// Istio's YAML (charts, profiles, testdata in the module cache) and on the generated documents.
+// Needs no oracle: libyaml is the reference here, and Go is the reference of the tests above.
+TEST(ApiDifferential, FastYamlReaderBuildsLibyamlsTree) {
+  namespace fs = std::filesystem;
+  const char* modcache = std::getenv("MESHOP_GOMODCACHE");
+  std::vector<fs::path> roots;
+  if (modcache != nullptr && fs::is_directory(fs::path(modcache) / "istio.io")) {
+    for (const auto& e : fs::directory_iterator(fs::path(modcache) / "istio.io")) {
+      if (e.path().filename().string().rfind("istio@", 0) == 0) roots.push_back(e.path());
+    }
+  }
+  std::vector<std::string> docs;
+  for (const auto& root : roots) {
+    for (const char* sub : {"manifests", "pkg/kube/inject/testdata", "operator/cmd/mesh/testdata",
+                            "pilot/pkg/config/kube/crdclient", "tests/integration"}) {
+      fs::path dir = root / sub;
+      if (!fs::is_directory(dir)) continue;
+      for (const auto& e : fs::recursive_directory_iterator(dir)) {
+        std::string ext = e.path().extension().string();
+        if (!e.is_regular_file() || (ext != ".yaml" && ext != ".yml") || e.file_size() > 512 * 1024)
+          continue;
+        std::ifstream f(e.path(), std::ios::binary);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        // One text per document: the fast reader reads single documents only.
+        std::string text = ss.str(), cur;
+        std::istringstream lines(text);
+        for (std::string line; std::getline(lines, line);) {
+          if (line.rfind("---", 0) == 0) {
+            docs.push_back(cur);
+            cur.clear();
+            continue;
+          }
+          cur += line + "\n";
+        }
+        docs.push_back(cur);
+        docs.push_back(text);
+      }
+    }
+  }
+  RandomYaml gen(seed(99));
+  for (int i = 0; i < 3000; ++i)
+    docs.push_back(gen.document());
+  std::size_t used = 0, bad = 0;
+  for (const auto& d : docs) {
+    bool u = false;
+    std::string why;
+    if (!yaml_detail::fast_reader_agrees(d, &u, &why) && ++bad <= 10) {
+      ADD_FAILURE() << why << "\n--- text:\n" << d.substr(0, 4000);
+    }
+    used += u ? 1 : 0;
+  }
+  EXPECT_EQ(bad, 0u) << "of " << docs.size();
+  std::printf("fast YAML reader: %zu texts, %zu read by the fast reader, %zu disagreements\n",
+              docs.size(), used, bad);
+  // The check is only worth something if the fast reader takes a good share of real texts.
+  if (!roots.empty()) {
+    EXPECT_GT(used * 4, docs.size()) << used << " of " << docs.size();
+  }
 }
 
 TEST(ApiDifferential, JsonToYamlGeneratedValuesAreByteIdentical) {

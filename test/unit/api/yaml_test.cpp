@@ -185,5 +185,63 @@ TEST(JsonToYaml, RoundTripsThousandsOfGeneratedValues) {
   }
 }
 
+// The fast reader (block-style subset) must build libyaml's tree exactly where it accepts and
+// decline the rest. `fast` says which of the two is expected for each text.
+TEST(FastYamlReader, AgreesWithLibyamlAndDeclinesOutsideItsSubset) {
+  struct Case {
+    const char* text;
+    bool fast;
+  };
+  const Case cases[] = {
+      {"a: 1\nb: two\n", true},
+      {"a:\n  b:\n    c: d\n  e: f\ng: h\n", true},
+      {"a:\n- x\n- y\nb: z\n", true},
+      {"a:\n  - x\n  -\n  - - n1\n    - n2\n  - k: v\n    k2: v2\n", true},
+      {"- a\n- b: c\n  d: e\n-\n- \"q\"\n- 'it''s'\n", true},
+      {"a: \"x\\\"y\\\\z\\n\\t\\u00e9\\u2603\"\nb: 'single # not a comment'\n", true},
+      {"a: b # comment\n# full line\n  # indented comment\nc: d#not-comment\n", true},
+      {"a: {}\nb: []\nc: {x: 1, y: [1, 2, {z: w}],}\nd: [a, b,]\n", true},
+      {"annotations: {\n    istio.io/rev: \"default\",\n    k: 'v',\n  }\nx: 1\n", true},
+      {"a: |\n  line 1\n\n  line 3\nb: |-\n  x\n  y\nc: |+\n  keep\n\n\nd: e\n", true},
+      {"- |\n  in a sequence\n- |-\n    deeper\n", true},
+      {"a: ~\nb:\nc: null\nd: yes\ne: 0755\nf: 1e3\ng: .inf\n", true},
+      {"<<: {a: 1}\nb: 2\n", true},
+      {"a: 1\na: 2\n", true},
+      {"\"quoted key\": 1\n'single': 2\nplain key with spaces: 3\n", true},
+      {"args: [\"--a\", \"--b=c\"]\n", true},
+      {"{\"a\": 1}\n", true},
+      {"a: b\n---\nc: d\n", false},  // several documents
+      {"a: &x 1\nb: *x\n", false},   // anchors and aliases
+      {"a: !!str 1\n", false},       // tags
+      {"a: >\n  folded\n", false},   // folded block scalar
+      {"a: |2\n   x\n", false},      // indentation indicator
+      {"a: multi\n  line plain\n", false},
+      {"a: \"multi\n  line quoted\"\n", false},
+      {"a:\tb\n", false},         // a tab
+      {"a: \"\\x41\"\n", false},  // escapes beyond the common ones
+      {"a: \"\\/\"\n", false},    // go-yaml refuses, libyaml accepts: libyaml path
+      {"a: b: c\n", false},       // an error: libyaml words it
+      {"a: 1\n b: 2\n", false},   // bad indentation
+      {"? complex\n: key\n", false},
+      {"a: caf\xc3\xa9\n", false},  // non-ASCII
+      {"  a: 1\n", false},          // an indented root
+      {"scalar\n", false},
+      {"", false},
+      {"# only a comment\n", false},
+      {"[a: b]\n", false},
+      {"{a:b}\n", false},
+      {"a: |\n\n  leading blank\n", false},
+      {"a: |\n  no final break", false},
+      {"a: [1,\n  2, x\n  y]\n", false},  // a flow plain scalar over two lines
+      {"a: {x\n: y,}\n", false},          // a flow key and its ':' on two lines (the fuzzer's)
+  };
+  for (const auto& c : cases) {
+    bool used = false;
+    std::string why;
+    EXPECT_TRUE(yaml_detail::fast_reader_agrees(c.text, &used, &why)) << c.text << "\n" << why;
+    EXPECT_EQ(used, c.fast) << c.text;
+  }
+}
+
 }  // namespace
 }  // namespace meshop::api
