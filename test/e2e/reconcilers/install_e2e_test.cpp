@@ -337,6 +337,10 @@ TEST_F(InstallE2e, ValuesIstioctlWouldRefuseAreErrorWithTheirPathsAndNothingAppl
   std::string message = api::string_at(iop, {"status", "message"});
   EXPECT_NE(message.find("spec.values.global.badKey: unknown field"), std::string::npos) << message;
   EXPECT_NE(message.find("spec.values.pilot.autoscaleMax: "), std::string::npos) << message;
+  // Invalid input, not a render failure: the conditions say so.
+  ASSERT_TRUE(iop["status"]["conditions"].IsArray());
+  for (const auto& c : iop["status"]["conditions"].GetArray())
+    EXPECT_EQ(api::string_at(c, {"reason"}), "InvalidSpec") << api::to_json(c);
   EXPECT_FALSE(get(kube::resources::kConfigMaps, ns_, "istio-" + revision_).ok());
   EXPECT_FALSE(get(kube::resources::kDeployments, ns_, istiod()).ok());
   EXPECT_EQ(run(r.reconcile(key("iop"))).kind, runtime::Action::Kind::kTerminalError);
