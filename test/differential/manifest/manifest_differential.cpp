@@ -5,11 +5,13 @@
 // and a few revisioned installs. meshop renders with --manifests <module>/manifests.
 //
 //   meshop_manifest_differential --istio DIR --oracle BIN [--manifests DIR] [--generated N]
-//       [--also-manifests DIR]... [--value-combinations N] [--work DIR] [--file F]...
+//       [--also-manifests [VERSION=]DIR]... [--value-combinations N] [--work DIR] [--file F]...
 //       [--min-identical N] [--verbose] [CASE...]
 // --generated N (default 100) adds N seeded generated IstioOperators (written under --work);
-// --file F (repeatable) adds an IstioOperator file as a case; --also-manifests DIR (another
-// version's manifests/) adds each of its profiles, rendered from DIR by both sides. The
+// --file F (repeatable) adds an IstioOperator file as a case; --also-manifests [VERSION=]DIR
+// (another version's manifests/) adds each of its profiles, rendered from DIR by both sides,
+// and renders its share of the generated IstioOperators (they take the chart sets in turn)
+// from DIR. The
 // accept/refuse cases (values:<i>) write each spec fragment of value_fragments() as a file,
 // and --value-combinations N (default 60) seeded cases combine two or three of them (-f each).
 //
@@ -363,9 +365,18 @@ int main(int argc, char** argv) {
   std::sort(profiles.begin(), profiles.end());
   for (const std::string& p : profiles)
     cases.push_back({"profile:" + p, {}, {"profile=" + p}, ""});
-  for (const std::string& dir : also_manifests) {
-    std::string tag = fs::path(dir).parent_path().filename().string();
-    tag = tag.substr(tag.find('@') + 1);
+  // --also-manifests VERSION=DIR or DIR (named after its module directory then).
+  std::vector<std::pair<std::string, std::string>> other_sets;  // (tag, manifests dir)
+  for (const std::string& arg : also_manifests) {
+    std::size_t eq = arg.find('=');
+    if (eq != std::string::npos && arg.find('/') > eq) {
+      other_sets.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
+    } else {
+      std::string tag = fs::path(arg).parent_path().filename().string();
+      other_sets.emplace_back(tag.substr(tag.find('@') + 1), arg);
+    }
+  }
+  for (const auto& [tag, dir] : other_sets) {
     std::vector<std::string> more;
     for (const auto& e : fs::directory_iterator(fs::path(dir) / "profiles"))
       if (e.path().extension() == ".yaml") more.push_back(e.path().stem().string());
@@ -383,10 +394,21 @@ int main(int argc, char** argv) {
   cases.push_back({"force:flag_force.yaml", {(inputs / "flag_force.yaml").string()}, {}, ""});
   cases.back().force = true;
   fs::create_directories(work);
+  // The generated IstioOperators take the chart sets in turn: the pinned module's, then each
+  // --also-manifests one.
   for (int g = 0; g < generated; ++g) {
     fs::path f = work / ("generated-" + std::to_string(g) + ".yaml");
     std::ofstream(f) << generated_iop(static_cast<unsigned>(g));
-    cases.push_back({"generated:" + std::to_string(g), {f.string()}, {}, ""});
+    std::size_t set = static_cast<std::size_t>(g) % (other_sets.size() + 1);
+    if (set == 0) {
+      cases.push_back({"generated:" + std::to_string(g), {f.string()}, {}, ""});
+    } else {
+      cases.push_back({"generated:" + other_sets[set - 1].first + ":" + std::to_string(g),
+                       {f.string()},
+                       {},
+                       ""});
+      cases.back().manifests = other_sets[set - 1].second;
+    }
   }
   // Accept/refuse cases: every fragment alone, then seeded combinations of two or three.
   const auto& frags = value_fragments();
