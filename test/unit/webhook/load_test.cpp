@@ -19,8 +19,8 @@
 
 #include "api/base64.hpp"
 #include "api/json.hpp"
-#include "operator/inject/builtin.hpp"
 #include "operator/webhook/server.hpp"
+#include "test/support/chart_set_sources.hpp"
 #include "test_support.hpp"
 
 namespace meshop::webhook {
@@ -72,7 +72,7 @@ TEST(WebhookLoad, AnswersStayRightWhileConfigurationAndCertificateChange) {
   RevisionStore store;
   std::atomic<int> published{-1};
   auto publish = [&](int gen) {
-    inject::SnapshotSources s = inject::builtin_sources();
+    inject::SnapshotSources s = test_support::chart_set_sources();
     s.native_sidecars = inject::NativeSidecars::kDisabled;
     s.mesh =
         "defaultConfig:\n  proxyMetadata:\n    LOAD_GENERATION: \"" + std::to_string(gen) + "\"\n";
