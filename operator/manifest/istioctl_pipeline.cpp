@@ -18,6 +18,7 @@
 #include "operator/inject/quantity.hpp"
 #include "operator/manifest/chart_sets.hpp"
 #include "operator/manifest/istioctl_detail.hpp"
+#include "operator/manifest/k8s_values.hpp"
 #include "operator/manifest/tree_path.hpp"
 #include "operator/manifest/values_schema.hpp"
 #include "operator/template/funcs_support.hpp"
@@ -920,6 +921,9 @@ api::Result<PipelineResult> generate(const PipelineInputs& inputs) {
     if (const auto* schema = values_schema::values_descriptor(schema_set.version))
       for (const api::FieldError& e : values_schema::check_values(*vals, *schema))
         errors.push_back(e.to_string());
+    // The Struct values validateValues then decodes strictly as Kubernetes types.
+    for (const api::FieldError& e : k8s_values::check_values(*vals, schema_set.version))
+      errors.push_back(e.to_string());
   }
   // The mesh config goes into ConfigMap istio[-<rev>], which istiod and the injector read with
   // upstream's strict typing: a value they would reject stops the install here, before any
