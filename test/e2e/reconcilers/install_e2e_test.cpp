@@ -258,12 +258,11 @@ TEST_F(InstallE2e, ObjectsNoLongerRenderedArePruned) {
 }
 
 TEST_F(InstallE2e, InvalidSpecIsErrorWithFieldPathsAndOthersUnaffected) {
-  // Both pass the CRD's schema (tag and values keep unknown fields); meshop's validation
-  // rejects them.
+  // Both pass the CRD's schema (tag keeps unknown fields, hub is any string); meshop's
+  // validation rejects them.
   create_iop("bad", R"(,"tag":{"not":"a tag"},"meshConfig":{})", "", revision_);
-  auto patched =
-      run(client_->patch(istio_operator_resource(), ns_, "bad", kube::PatchType::kMerge,
-                         R"({"spec":{"components":{"pilot":{"k8s":{"replicaCount":"two"}}}}})"));
+  auto patched = run(client_->patch(istio_operator_resource(), ns_, "bad", kube::PatchType::kMerge,
+                                    R"({"spec":{"hub":"docker.io/Bad Hub"}})"));
   ASSERT_TRUE(patched) << patched.error().message;
   create_iop("good", "", "", revision_ + "-b");
 
@@ -277,7 +276,7 @@ TEST_F(InstallE2e, InvalidSpecIsErrorWithFieldPathsAndOthersUnaffected) {
   EXPECT_EQ(api::string_at(iop, {"status", "status"}), "ERROR");
   std::string message = api::string_at(iop, {"status", "message"});
   EXPECT_NE(message.find("spec.tag"), std::string::npos) << message;
-  EXPECT_NE(message.find("spec.components.pilot.k8s.replicaCount"), std::string::npos) << message;
+  EXPECT_NE(message.find("spec.hub"), std::string::npos) << message;
   EXPECT_FALSE(get(kube::resources::kDeployments, ns_, istiod()).ok());
 
   auto action = run(r.reconcile(key("bad")));
