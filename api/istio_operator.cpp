@@ -323,21 +323,10 @@ class Validator {
   // A few values upstream checks beyond their types (validation.go checkAutoScaleAndReplicaCount
   // is a warning there too).
   void values(const Value& spec) {
+    // The Kubernetes-typed values upstream decodes strictly (validation.go validateValues) are
+    // checked by the render, with each version's generated table
+    // (operator/manifest/k8s_values.hpp).
     const Value* vals = find_member(spec, "values");
-    if (vals != nullptr && vals->IsObject()) {
-      // The Kubernetes-typed values upstream decodes strictly (validation.go validateValues).
-      for (const char* p :
-           {"/global/defaultTolerations", "/pilot/tolerations",
-            "/gateways/istio-ingressgateway/tolerations",
-            "/gateways/istio-egressgateway/tolerations", "/global/waypoint/toleration"}) {
-        const Value* t = find(*vals, p);
-        if (t == nullptr || t->IsNull()) continue;
-        std::string dotted = "spec.values";
-        for (char c : std::string_view(p))
-          dotted += c == '/' ? '.' : c;
-        tolerations(*t, dotted);
-      }
-    }
     const Value* comps = find_member(spec, "components");
     if (vals == nullptr || !vals->IsObject() || comps == nullptr || !comps->IsObject()) return;
     const Value* autoscale = find(*vals, "/pilot/autoscaleEnabled");

@@ -25,10 +25,13 @@ struct Error {
   // The apiserver refused the request (403 Forbidden): meshop's ClusterRole lacks a verb. Only
   // an administrator fixes that, so retries are slow and the message names verb and resource.
   bool forbidden = false;
+  // The input itself is invalid (a spec field its validation refuses): only the user's edit
+  // fixes it, so it is reported as invalid input and not retried.
+  bool invalid = false;
 };
 
 // The same error with `context` (e.g. "pruning for IstioOperator a/b") before its message; the
-// flags that choose the retry (conflict, retry_after, forbidden) are kept.
+// flags that choose the retry (conflict, retry_after, forbidden, invalid) are kept.
 inline Error with_context(std::string_view context, Error e) {
   e.message = std::string(context) + ": " + e.message;
   return e;

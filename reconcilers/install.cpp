@@ -83,10 +83,12 @@ std::vector<Condition> conditions_for(const StatusReport& report) {
     case InstallState::kHealthy:
       ready = {"Ready", "True", "Healthy", "every Deployment and DaemonSet is available"};
       break;
-    case InstallState::kError:
-      reconciled = {"Reconciled", "False", "Error", report.message};
-      ready = {"Ready", "False", "Error", report.message};
+    case InstallState::kError: {
+      std::string reason = report.reason.empty() ? "Error" : report.reason;
+      reconciled = {"Reconciled", "False", reason, report.message};
+      ready = {"Ready", "False", reason, report.message};
       break;
+    }
     case InstallState::kReconciling:
       break;
     case InstallState::kNone:
@@ -376,6 +378,13 @@ std::string status_patch(const StatusReport& report, std::int64_t generation,
   return api::to_json(doc);
 }
 
+InstallRefusal install_refusal(const api::IstioOperatorValidation& validation,
+                               const api::Error& render_error) {
+  if (!validation.ok()) return {"InvalidSpec", "invalid spec: " + validation.message()};
+  if (render_error.invalid) return {"InvalidSpec", "invalid spec: " + render_error.message};
+  return {"RenderFailed", "cannot render: " + render_error.message};
+}
+
 // ---- The reconciler ----
 
 InstallReconciler::InstallReconciler(std::shared_ptr<kube::Client> client, InstallConfig config,
@@ -570,27 +579,22 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
   const rapidjson::Value& current = *got;
 
   // Validate and render: a bad spec is the user's to fix, reported and not retried.
-  std::string bad_reason, bad_message;
   api::IstioOperatorValidation validation = api::validate_istio_operator(current);
   auto rendered = validation.ok() ? manifest::render_istio_operator(current)
                                   : api::Result<manifest::RenderResult>(api::Error{});
-  if (!validation.ok()) {
-    bad_reason = "InvalidSpec";
-    bad_message = "invalid spec: " + validation.message();
-  } else if (!rendered) {
-    bad_reason = "RenderFailed";
-    bad_message = "cannot render: " + rendered.message();
-  }
-  if (!bad_reason.empty()) {
+  if (!validation.ok() || !rendered) {
+    InstallRefusal refusal =
+        install_refusal(validation, rendered.ok() ? api::Error{} : rendered.error());
     StatusReport report;
     report.state = InstallState::kError;
-    report.message = bad_message;
+    report.message = refusal.message;
+    report.reason = refusal.reason;
     outcome.kind = InstallOutcome::Kind::kInvalid;
     outcome.state = InstallState::kError;
-    outcome.message = bad_message;
-    warn(current, bad_reason, bad_message);
+    outcome.message = refusal.message;
+    warn(current, refusal.reason, refusal.message);
     log::warn("IstioOperator not installed; waiting for it to change",
-              {{"controller", "install"}, {"object", key}, {"reason", bad_message}});
+              {{"controller", "install"}, {"object", key}, {"reason", refusal.message}});
     auto written = co_await write_status(current, report);
     if (!written) co_return written.error();
     co_return outcome;

@@ -17,10 +17,14 @@
 //                                             then remove the finalizer meshop.io/uninstall.
 //     Uninstall needs no valid spec, so an invalid resource can always be deleted.
 //   - otherwise the finalizer is ensured first (a JSON patch guarded by resourceVersion).
-//   - spec invalid (api/istio_operator.hpp) or unrenderable
+//   - spec invalid (api/istio_operator.hpp, or refused by the render's validation: values,
+//     meshConfig, spec.version) or unrenderable
 //                                           → status ERROR listing every field path, a
-//                                             Warning Event; terminal (no retry until the
-//                                             resource changes). Other resources unaffected.
+//                                             Warning Event, both with reason InvalidSpec
+//                                             (RenderFailed when a valid spec fails to
+//                                             render); nothing applied; terminal (no retry
+//                                             until the resource changes). Other resources
+//                                             unaffected.
 //   - another IstioOperator with the same revision is older (creationTimestamp, then
 //     namespace/name)                       → status ERROR naming the owner; retried slowly.
 //   - the shared (Base) objects belong to another IstioOperator (reconcilers/ownership.hpp:
@@ -72,6 +76,7 @@
 
 #include <rapidjson/document.h>
 
+#include "api/istio_operator.hpp"
 #include "api/json.hpp"
 #include "api/result.hpp"
 #include "operator/kube/client.hpp"
@@ -163,7 +168,22 @@ struct StatusReport {
   InstallState state = InstallState::kNone;
   std::string message;
   std::map<std::string, ComponentReport> components;
+  // With state kError: the conditions' reason ("" = "Error"), e.g. InvalidSpec.
+  std::string reason;
 };
+
+// Why an IstioOperator is not installed before anything is applied: its spec is invalid
+// (api::validate_istio_operator, or what the render's own validation refuses: spec.values,
+// meshConfig, spec.version; Error::invalid) → reason "InvalidSpec", message "invalid spec:
+// ..."; it could not be rendered otherwise (a chart set that cannot be read, a template that
+// fails) → "RenderFailed", "cannot render: ...". Reason and message go into the status
+// conditions and the Warning Event.
+struct InstallRefusal {
+  std::string reason;
+  std::string message;
+};
+InstallRefusal install_refusal(const api::IstioOperatorValidation& validation,
+                               const api::Error& render_error);
 
 // What one pass saw for one rendered object: its component and either the apply error or
 // the live state the apiserver returned.

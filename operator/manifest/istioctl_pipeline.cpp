@@ -18,6 +18,7 @@
 #include "operator/inject/quantity.hpp"
 #include "operator/manifest/chart_sets.hpp"
 #include "operator/manifest/istioctl_detail.hpp"
+#include "operator/manifest/k8s_values.hpp"
 #include "operator/manifest/tree_path.hpp"
 #include "operator/manifest/values_schema.hpp"
 #include "operator/template/funcs_support.hpp"
@@ -653,23 +654,26 @@ api::Result<GoValue> merge_inputs(const PipelineInputs& inputs) {
   if (version.empty()) {
     GoValue v = go_get_path(user, "spec.version");
     if (!v.is_nil_or_invalid() && !v.is_string())
-      return Error{"spec.version: expected a string (an Istio version such as \"" +
-                   default_chart_set().version + "\"), got " + go_sprint(v)};
+      return Error{.message = "spec.version: expected a string (an Istio version such as \"" +
+                              default_chart_set().version + "\"), got " + go_sprint(v),
+                   .invalid = true};
     version = get_path_string(user, "spec.version");
     version_field = "spec.version";
   }
   const ChartSet* bundled = nullptr;
   if (!version.empty()) {
     if (!package.empty() && inputs.version.empty())
-      return Error{"spec.version \"" + version + "\" and spec.installPackagePath \"" + package +
-                   "\" both name a chart set; set one of them"};
+      return Error{.message = "spec.version \"" + version + "\" and spec.installPackagePath \"" +
+                              package + "\" both name a chart set; set one of them",
+                   .invalid = true};
     bundled = find_chart_set(version);
     if (bundled == nullptr) {
       std::string known;
       for (const ChartSet& c : chart_sets())
         known += (known.empty() ? "" : ", ") + c.version;
-      return Error{version_field + ": unknown Istio version \"" + version +
-                   "\" (bundled: " + known + ")"};
+      return Error{.message = version_field + ": unknown Istio version \"" + version +
+                              "\" (bundled: " + known + ")",
+                   .invalid = true};
     }
   }
   // Neither: the default bundled version, as a release of istioctl renders its embedded
@@ -897,7 +901,7 @@ api::Status post_process(const ComponentDef& def, const ComponentInstance& spec,
 
 api::Result<PipelineResult> generate(const PipelineInputs& inputs) {
   auto merged_r = merge_inputs(inputs);
-  if (!merged_r.ok()) return Error{merged_r.message()};
+  if (!merged_r.ok()) return merged_r.error();
   GoValue merged = *merged_r;
   PipelineResult result;
 
@@ -917,6 +921,9 @@ api::Result<PipelineResult> generate(const PipelineInputs& inputs) {
     if (const auto* schema = values_schema::values_descriptor(schema_set.version))
       for (const api::FieldError& e : values_schema::check_values(*vals, *schema))
         errors.push_back(e.to_string());
+    // The Struct values validateValues then decodes strictly as Kubernetes types.
+    for (const api::FieldError& e : k8s_values::check_values(*vals, schema_set.version))
+      errors.push_back(e.to_string());
   }
   // The mesh config goes into ConfigMap istio[-<rev>], which istiod and the injector read with
   // upstream's strict typing: a value they would reject stops the install here, before any
@@ -941,7 +948,7 @@ api::Result<PipelineResult> generate(const PipelineInputs& inputs) {
     std::string message = v.ok() ? std::string() : v.message();
     for (const std::string& e : errors)
       message += (message.empty() ? "" : "\n") + e;
-    if (!inputs.force) return Error{message};
+    if (!inputs.force) return Error{.message = message, .invalid = true};
     result.warnings.push_back("spec invalid; continuing because of --force: " + message);
   }
   for (const std::string& w : v.warnings)

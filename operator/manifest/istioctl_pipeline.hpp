@@ -103,7 +103,8 @@ struct PipelineResult {
 // Step 1: the merged IstioOperator (profile < files < flags, translated to values).
 api::Result<GoValue> merge_inputs(const PipelineInputs& inputs);
 
-// Steps 1-7.
+// Steps 1-7. An error of the inputs themselves (validation without --force, an unknown or
+// conflicting spec.version) has Error::invalid set; a failure to render them has not.
 api::Result<PipelineResult> generate(const PipelineInputs& inputs);
 
 // What `istioctl manifest generate` prints: each object as sigs.k8s.io/yaml writes it,

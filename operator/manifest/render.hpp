@@ -31,7 +31,8 @@ struct RenderResult {
 };
 
 // One IstioOperator object as found in the cluster: its profile < the object (what the
-// cluster added — status, managedFields, labels, annotations — is left out).
+// cluster added — status, managedFields, labels, annotations — is left out). A spec the
+// pipeline's validation refuses is an error with Error::invalid set (istioctl::generate).
 api::Result<RenderResult> render_istio_operator(const api::Value& iop);
 
 // The objects as a multi-document YAML stream ("---" between documents), each written as

@@ -22,7 +22,8 @@
 // hack/bench-webhook.sh runs upstream's own Go benchmarks (BenchmarkInjection "many env vars",
 // BenchmarkInjectServePC0) beside these and prints the ratios.
 // Configuration: MESHOP_BENCH_SETTINGS=DIR (files config, values[, mesh], e.g. an injectoracle
-// settings directory with upstream's templates) or meshop's built-in defaults. The hello pod is
+// settings directory with upstream's templates) or the default chart set's injector ConfigMaps
+// (Istio's templates and values, as an install renders them). The hello pod is
 // read from the istio module (MESHOP_ISTIO_DIR, else hack/istio-module.sh) at run time.
 #include <cstdint>
 #include <cstdio>
@@ -37,12 +38,12 @@
 
 #include "api/json.hpp"
 #include "api/yaml.hpp"
-#include "operator/inject/builtin.hpp"
 #include "operator/inject/injector.hpp"
 #include "operator/inject/snapshot.hpp"
 #include "operator/webhook/admission.hpp"
 #include "operator/webhook/config_dir.hpp"
 #include "operator/webhook/injection_cache.hpp"
+#include "test/support/chart_set_sources.hpp"
 
 namespace {
 
@@ -85,7 +86,7 @@ const std::shared_ptr<const inject::Snapshot>& snapshot() {
       if (!read.ok()) die(read.message());
       sources = *read;
     } else {
-      sources = inject::builtin_sources();
+      sources = test_support::chart_set_sources();
     }
     sources.native_sidecars = inject::NativeSidecars::kDisabled;
     auto built = inject::build_snapshot(sources);

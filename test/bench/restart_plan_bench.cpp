@@ -1,9 +1,9 @@
 // The restart planner at cluster scale: one pass of plan_cluster over N namespaces labelled
 // istio-injection=enabled, each with 10 Deployments (ReplicaSet in between) of 10 pods that
-// already run the default revision's sidecar, with the real injection engine (meshop's
-// built-in configuration) deciding what each pod template would get and the webhook
-// configuration rendered by `manifest::render_istio_operator`. Everything is up to date, which
-// is the steady state the operator re-plans on every watched change.
+// already run the default revision's sidecar, with the real injection engine (the default
+// chart set's injector ConfigMaps, Istio's templates and values) deciding what each pod template
+// would get and the webhook configuration rendered by `manifest::render_istio_operator`. Everything
+// is up to date, which is the steady state the operator re-plans on every watched change.
 //
 //   BM_PlanCluster/<namespaces>         the engine runs for every workload (first pass)
 //   BM_PlanClusterWarm/<namespaces>     the reconciler's cache of engine decisions is warm (the
@@ -18,10 +18,10 @@
 #include <benchmark/benchmark.h>
 
 #include "api/json.hpp"
-#include "operator/inject/builtin.hpp"
 #include "operator/inject/injector.hpp"
 #include "operator/manifest/render.hpp"
 #include "reconcilers/restarts.hpp"
+#include "test/support/chart_set_sources.hpp"
 
 namespace {
 
@@ -53,7 +53,7 @@ struct Cluster {
 std::unique_ptr<Cluster> make_cluster(int namespaces) {
   auto c = std::make_unique<Cluster>();
   restart::ClusterView& v = c->view;
-  inject::SnapshotSources sources = inject::builtin_sources();
+  inject::SnapshotSources sources = test_support::chart_set_sources();
   {
     rapidjson::Document cm = parse(api::to_json(parse(
         R"({"metadata":{"name":"istio-sidecar-injector","namespace":"istio-system"},"data":{}})")));

@@ -8,7 +8,8 @@
 #   - a pod labelled sidecar.istio.io/inject: "false" gets no sidecar;
 #   - a namespace without the label is left alone;
 #   - the webhook's metrics count what happened, and SIGTERM stops it with exit code 0.
-# The injector configuration is meshop's built-in default (manifests/inject).
+# The injector configuration is meshop webhook's default: the default bundled chart set's
+# injector ConfigMaps (operator/manifest/injector_defaults.hpp).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 : "${MESHOP_BIN:?}"

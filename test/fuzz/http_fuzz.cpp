@@ -1,7 +1,8 @@
 // libFuzzer target for the webhook server on the bytes a client sends after the TLS handshake:
 // request lines, headers (Content-Length, Transfer-Encoding: chunked, Connection), bodies, and
 // several requests pipelined on one connection, answered by the real server (WebhookServer,
-// meshop's TLS context) with the real injection engine over the built-in templates.
+// meshop's TLS context) with the real injection engine over the default chart set's injector
+// configuration (Istio's templates and values, test/support/chart_set_sources.hpp).
 //
 // Each input is written on a fresh TLS connection, which is then half-closed: the server must
 // answer what it can and close the connection within a few seconds (else this aborts as a
@@ -16,13 +17,13 @@
 #include <string>
 
 #include "../unit/webhook/test_support.hpp"
-#include "operator/inject/builtin.hpp"
 #include "operator/metrics/registry.hpp"
 #include "operator/webhook/engine.hpp"
 #include "operator/webhook/metrics.hpp"
 #include "operator/webhook/revision_store.hpp"
 #include "operator/webhook/server.hpp"
 #include "operator/webhook/tls.hpp"
+#include "test/support/chart_set_sources.hpp"
 
 namespace {
 
@@ -43,7 +44,7 @@ struct Server {
       std::abort();
     }
     webhook::Engine engine = webhook::default_engine();
-    inject::SnapshotSources sources = inject::builtin_sources();
+    inject::SnapshotSources sources = test_support::chart_set_sources();
     sources.native_sidecars = inject::NativeSidecars::kDisabled;
     auto built = engine.build(sources);
     if (!built.ok()) std::abort();

@@ -18,19 +18,19 @@
 
 #include "api/json.hpp"
 #include "api/json_patch.hpp"
-#include "operator/inject/builtin.hpp"
 #include "operator/inject/injector.hpp"
 #include "operator/inject/workloads.hpp"
+#include "test/support/chart_set_sources.hpp"
 
 namespace {
 
 using namespace meshop;
 
 std::shared_ptr<const inject::Snapshot> build(inject::NativeSidecars native) {
-  inject::SnapshotSources sources = inject::builtin_sources();
+  inject::SnapshotSources sources = test_support::chart_set_sources();
   sources.native_sidecars = native;
   auto built = inject::build_snapshot(sources);
-  if (!built.ok()) std::abort();  // the built-in defaults must always build
+  if (!built.ok()) std::abort();  // the chart set's configuration must always build
   return *built;
 }
 

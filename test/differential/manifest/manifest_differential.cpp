@@ -5,13 +5,16 @@
 // and a few revisioned installs. meshop renders with --manifests <module>/manifests.
 //
 //   meshop_manifest_differential --istio DIR --oracle BIN [--manifests DIR] [--generated N]
-//       [--also-manifests DIR]... [--value-combinations N] [--work DIR] [--file F]...
-//       [--min-identical N] [--verbose] [CASE...]
+//       [--also-manifests [VERSION=]DIR]... [--value-combinations N] [--work DIR] [--file F]...
+//       [--min-identical N] [--jobs N] [--verbose] [CASE...]
 // --generated N (default 100) adds N seeded generated IstioOperators (written under --work);
-// --file F (repeatable) adds an IstioOperator file as a case; --also-manifests DIR (another
-// version's manifests/) adds each of its profiles, rendered from DIR by both sides. The
+// --file F (repeatable) adds an IstioOperator file as a case; --also-manifests [VERSION=]DIR
+// (another version's manifests/) adds each of its profiles, rendered from DIR by both sides,
+// and renders its share of the generated IstioOperators (they take the chart sets in turn)
+// from DIR. The
 // accept/refuse cases (values:<i>) write each spec fragment of value_fragments() as a file,
 // and --value-combinations N (default 60) seeded cases combine two or three of them (-f each).
+// --jobs N (default 2): oracle processes run ahead of meshop's renders, N at a time.
 //
 // Objects are keyed by (API group, kind, namespace, name) and compared as parsed JSON (list
 // order counts). Per case and in total it prints
@@ -25,6 +28,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -237,7 +241,8 @@ std::string generated_iop(unsigned seed) {
 // spec fragments for the accept/refuse cases: each is written as one IstioOperator file and
 // combined with others as several -f files. Valid and invalid spec.values (unknown fields at
 // every depth, wrong JSON types, quoted numbers, enums, Durations, IntOrString, proto names,
-// Struct and Value fields), spec.unvalidatedValues (exempt) and values.meshConfig.
+// Struct and Value fields, the Struct fields decoded strictly as Kubernetes types),
+// spec.unvalidatedValues (exempt) and values.meshConfig.
 const std::vector<std::string>& value_fragments() {
   static const std::vector<std::string> f = {
       // accepted by upstream's decoding
@@ -266,6 +271,23 @@ const std::vector<std::string>& value_fragments() {
       "values: {global: {proxy: {includeIPRanges: \"10.0.0.0/8,fd00::/8\", excludeInboundPorts: "
       "\"15020,*\"}}}",
       "values: {global: {proxy: {excludeIPRanges: \"*\", includeInboundPorts: \"\"}}}",
+      // Kubernetes-typed values (validateValues' strict decoding), accepted
+      "values: {pilot: {affinity: {podAntiAffinity: "
+      "{preferredDuringSchedulingIgnoredDuringExecution: "
+      "[{weight: 100, podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: "
+      "{matchLabels: {app: istiod}}}}]}}}}",
+      "values: {pilot: {tolerations: [{Key: a, OPERATOR: Exists, value: 5, effect: true, "
+      "tolerationSeconds: 30}]}}",
+      "values: {global: {proxy: {lifecycle: {preStop: {exec: {command: [sleep, 5]}}}}}}",
+      "values: {pilot: {volumes: [{name: 5, emptyDir: {sizeLimit: 1Gi}}], volumeMounts: [{name: v, "
+      "mountPath: /v, readOnly: true}]}}",
+      "values: {sidecarInjectorWebhook: {neverInjectSelector: [{matchLabels: {a: b}}, "
+      "{matchExpressions: [{key: x, operator: Exists}]}]}}",
+      "values: {pilot: {topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, "
+      "whenUnsatisfiable: DoNotSchedule}]}}",
+      "values: {global: {proxy: {seccompProfile: {type: RuntimeDefault}}}}",
+      "values: {pilot: {nodeSelector: {notChecked: {x: 1}}}}",
+      "values: {global: {proxy: {lifecycle: {postStart: {httpGet: {port: http, path: /x}}}}}}",
       // refused by upstream's decoding
       "values: {global: {badKey: 1}}",
       "values: {pilot: {autoscaleMax: \"seven\"}}",
@@ -293,6 +315,22 @@ const std::vector<std::string>& value_fragments() {
       "values: {global: {proxy: {includeIPRanges: \"010.0.0.0/8\"}}}",
       "values: {global: {proxy: {excludeInboundPorts: \"70000\"}}}",
       "values: {global: {proxy: {includeInboundPorts: \"80,http\"}}}",
+      // Kubernetes-typed values, refused
+      "values: {pilot: {affinity: {bogus: 1}}}",
+      "values: {cni: {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+      "{nodeSelectorTerms: [{matchFields: [{key: a, operator: In, extra: 1}]}]}}}}}",
+      "values: {pilot: {tolerations: [{tolerationSeconds: 1.5}]}}",
+      "values: {pilot: {volumes: [{name: v, emptyDir: {sizeLimit: lots}}]}}",
+      "values: {pilot: {volumes: [{name: v, secret: {secretName: 5}}]}}",
+      "values: {global: {proxy: {lifecycle: {preStop: {httpGet: {port: 1.5}}}}}}",
+      "values: {global: {proxy: {seccompProfile: {type: RuntimeDefault, bogus: x}}}}",
+      "values: {sidecarInjectorWebhook: {alwaysInjectSelector: [{matchLabels: {a: [b]}}]}}",
+      "values: {pilot: {topologySpreadConstraints: [{maxSkew: \"1\"}]}}",
+      "values: {global: {waypoint: {nodeSelector: {nodeSelectorTerms: [{bogus: 1}]}}}}",
+      "values: {pilot: {volumeMounts: [{name: v, readOnly: \"yes\"}]}}",
+      "values: {global: {defaultTolerations: [{thats: not-a-real-field}]}}",
+      "values: {gateways: {istio-ingressgateway: {podAntiAffinityLabelSelector: [{key: app, "
+      "operator: In, values: gw, topologyKey: zone}]}}}",
   };
   return f;
 }
@@ -310,6 +348,7 @@ int main(int argc, char** argv) {
   long min_identical = 1;
   bool verbose = false;
   int generated = 100;
+  int jobs = 2;
   std::vector<std::string> extra_files;
   fs::path work;
   std::vector<std::string> only;
@@ -336,6 +375,8 @@ int main(int argc, char** argv) {
       work = next();
     else if (a == "--verbose")
       verbose = true;
+    else if (a == "--jobs")
+      jobs = std::max(1, std::stoi(next()));
     else
       only.push_back(a);
   }
@@ -363,9 +404,18 @@ int main(int argc, char** argv) {
   std::sort(profiles.begin(), profiles.end());
   for (const std::string& p : profiles)
     cases.push_back({"profile:" + p, {}, {"profile=" + p}, ""});
-  for (const std::string& dir : also_manifests) {
-    std::string tag = fs::path(dir).parent_path().filename().string();
-    tag = tag.substr(tag.find('@') + 1);
+  // --also-manifests VERSION=DIR or DIR (named after its module directory then).
+  std::vector<std::pair<std::string, std::string>> other_sets;  // (tag, manifests dir)
+  for (const std::string& arg : also_manifests) {
+    std::size_t eq = arg.find('=');
+    if (eq != std::string::npos && arg.find('/') > eq) {
+      other_sets.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
+    } else {
+      std::string tag = fs::path(arg).parent_path().filename().string();
+      other_sets.emplace_back(tag.substr(tag.find('@') + 1), arg);
+    }
+  }
+  for (const auto& [tag, dir] : other_sets) {
     std::vector<std::string> more;
     for (const auto& e : fs::directory_iterator(fs::path(dir) / "profiles"))
       if (e.path().extension() == ".yaml") more.push_back(e.path().stem().string());
@@ -383,10 +433,21 @@ int main(int argc, char** argv) {
   cases.push_back({"force:flag_force.yaml", {(inputs / "flag_force.yaml").string()}, {}, ""});
   cases.back().force = true;
   fs::create_directories(work);
+  // The generated IstioOperators take the chart sets in turn: the pinned module's, then each
+  // --also-manifests one.
   for (int g = 0; g < generated; ++g) {
     fs::path f = work / ("generated-" + std::to_string(g) + ".yaml");
     std::ofstream(f) << generated_iop(static_cast<unsigned>(g));
-    cases.push_back({"generated:" + std::to_string(g), {f.string()}, {}, ""});
+    std::size_t set = static_cast<std::size_t>(g) % (other_sets.size() + 1);
+    if (set == 0) {
+      cases.push_back({"generated:" + std::to_string(g), {f.string()}, {}, ""});
+    } else {
+      cases.push_back({"generated:" + other_sets[set - 1].first + ":" + std::to_string(g),
+                       {f.string()},
+                       {},
+                       ""});
+      cases.back().manifests = other_sets[set - 1].second;
+    }
   }
   // Accept/refuse cases: every fragment alone, then seeded combinations of two or three.
   const auto& frags = value_fragments();
@@ -413,9 +474,9 @@ int main(int argc, char** argv) {
     cases = std::move(kept);
   }
 
-  long identical = 0, differ = 0, only_up = 0, only_me = 0;
-  long err_both = 0, err_up = 0, err_me = 0;
-  for (const Case& c : cases) {
+  // The oracle's answer for case i (exit status, stdout or, on failure, stderr).
+  auto oracle_answer = [&](std::size_t i) -> std::pair<int, std::string> {
+    const Case& c = cases[i];
     std::string cmd = shell_quote(oracle) + " generate";
     for (const std::string& f : c.files)
       cmd += " -f " + shell_quote(f);
@@ -424,11 +485,29 @@ int main(int argc, char** argv) {
     if (!c.revision.empty()) cmd += " --revision " + shell_quote(c.revision);
     if (c.force) cmd += " --force";
     if (!c.manifests.empty()) cmd += " --manifests " + shell_quote(c.manifests);
-    fs::path err_file = fs::temp_directory_path() / ("manifest-diff-" + std::to_string(getpid()));
+    fs::path err_file = fs::temp_directory_path() /
+                        ("manifest-diff-" + std::to_string(getpid()) + "-" + std::to_string(i));
     cmd += " 2>" + shell_quote(err_file.string());
-    auto [rc, up_text] = run(cmd);
-    if (rc != 0) up_text = read_file(err_file);
+    auto answer = run(cmd);
+    if (answer.first != 0) answer.second = read_file(err_file);
     fs::remove(err_file);
+    return answer;
+  };
+  // The oracle (one Go process per case) runs `jobs` cases ahead, in parallel with meshop's
+  // renders on this thread.
+  std::vector<std::future<std::pair<int, std::string>>> answers(cases.size());
+  std::size_t launched = 0;
+  auto launch_until = [&](std::size_t n) {
+    for (; launched < std::min(n, cases.size()); ++launched)
+      answers[launched] = std::async(std::launch::async, oracle_answer, launched);
+  };
+
+  long identical = 0, differ = 0, only_up = 0, only_me = 0;
+  long err_both = 0, err_up = 0, err_me = 0;
+  for (std::size_t at = 0; at < cases.size(); ++at) {
+    const Case& c = cases[at];
+    launch_until(at + static_cast<std::size_t>(jobs));
+    auto [rc, up_text] = answers[at].get();
 
     manifest::istioctl::PipelineInputs in;
     for (const std::string& f : c.files)

@@ -258,11 +258,11 @@ TEST_F(InstallE2e, ObjectsNoLongerRenderedArePruned) {
 }
 
 TEST_F(InstallE2e, InvalidSpecIsErrorWithFieldPathsAndOthersUnaffected) {
-  // Both pass the CRD's schema (tag and values keep unknown fields); meshop's validation
-  // rejects them.
+  // Both pass the CRD's schema (tag keeps unknown fields, hub is any string); meshop's
+  // validation rejects them.
   create_iop("bad", R"(,"tag":{"not":"a tag"},"meshConfig":{})", "", revision_);
   auto patched = run(client_->patch(istio_operator_resource(), ns_, "bad", kube::PatchType::kMerge,
-                                    R"({"spec":{"values":{"pilot":{"tolerations":"x"}}}})"));
+                                    R"({"spec":{"hub":"docker.io/Bad Hub"}})"));
   ASSERT_TRUE(patched) << patched.error().message;
   create_iop("good", "", "", revision_ + "-b");
 
@@ -276,7 +276,7 @@ TEST_F(InstallE2e, InvalidSpecIsErrorWithFieldPathsAndOthersUnaffected) {
   EXPECT_EQ(api::string_at(iop, {"status", "status"}), "ERROR");
   std::string message = api::string_at(iop, {"status", "message"});
   EXPECT_NE(message.find("spec.tag"), std::string::npos) << message;
-  EXPECT_NE(message.find("spec.values.pilot.tolerations"), std::string::npos) << message;
+  EXPECT_NE(message.find("spec.hub"), std::string::npos) << message;
   EXPECT_FALSE(get(kube::resources::kDeployments, ns_, istiod()).ok());
 
   auto action = run(r.reconcile(key("bad")));
@@ -337,6 +337,10 @@ TEST_F(InstallE2e, ValuesIstioctlWouldRefuseAreErrorWithTheirPathsAndNothingAppl
   std::string message = api::string_at(iop, {"status", "message"});
   EXPECT_NE(message.find("spec.values.global.badKey: unknown field"), std::string::npos) << message;
   EXPECT_NE(message.find("spec.values.pilot.autoscaleMax: "), std::string::npos) << message;
+  // Invalid input, not a render failure: the conditions say so.
+  ASSERT_TRUE(iop["status"]["conditions"].IsArray());
+  for (const auto& c : iop["status"]["conditions"].GetArray())
+    EXPECT_EQ(api::string_at(c, {"reason"}), "InvalidSpec") << api::to_json(c);
   EXPECT_FALSE(get(kube::resources::kConfigMaps, ns_, "istio-" + revision_).ok());
   EXPECT_FALSE(get(kube::resources::kDeployments, ns_, istiod()).ok());
   EXPECT_EQ(run(r.reconcile(key("iop"))).kind, runtime::Action::Kind::kTerminalError);

@@ -6,9 +6,9 @@
 #include "api/json_patch.hpp"
 #include "api/yaml.hpp"
 #include "engine_test_support.hpp"
-#include "operator/inject/builtin.hpp"
 #include "operator/inject/injector.hpp"
 #include "operator/inject/snapshot.hpp"
+#include "test/support/chart_set_sources.hpp"
 
 namespace meshop::inject {
 namespace {
@@ -166,7 +166,7 @@ api::Document hello_pod() {
       "ports": [{"name": "http", "containerPort": 80}]}]}})");
 }
 
-// Upstream's sidecar template, with meshop's default values pointed at the golden's images.
+// Upstream's sidecar template, with the chart set's values pointed at the golden's images.
 std::optional<SnapshotSources> upstream_sidecar_sources() {
   auto dir = istio_module_dir();
   if (!dir) return std::nullopt;
@@ -177,7 +177,7 @@ std::optional<SnapshotSources> upstream_sidecar_sources() {
   src.revision = "default";
   src.config =
       "policy: enabled\ndefaultTemplates: [sidecar]\ntemplates:\n  sidecar: |\n" + indent(tmpl, 4);
-  auto values = api::yaml_to_json(builtin_values());
+  auto values = api::yaml_to_json(test_support::chart_set_sources().values);
   if (!values) return std::nullopt;
   api::Value* global = api::find(*values, "/global");
   if (global == nullptr) return std::nullopt;
@@ -302,7 +302,7 @@ defaultTemplates: [t]
 }
 
 TEST(EngineFingerprint, DependsOnTheConfigMapsOnlyAndIsStampedWhenAsked) {
-  SnapshotSources src = builtin_sources();
+  SnapshotSources src = test_support::chart_set_sources();
   src.native_sidecars = NativeSidecars::kDisabled;
   const std::string base = injector_fingerprint(src);
   EXPECT_EQ(base.size(), 16u);
@@ -365,7 +365,7 @@ void expect_patch_gives_result(const api::Value& pod, InjectResult& r, bool drop
 // came back escaped in one place and replaced in another, so the patch and the returned pod
 // disagreed. Read as Go reads it (U+FFFD per invalid byte), both agree.
 TEST(EnginePipeline, InvalidUtf8InAPodIsReadAsGoReadsItAndThePatchMatchesThePod) {
-  auto s = snapshot_of(builtin_sources());
+  auto s = snapshot_of(test_support::chart_set_sources());
   ASSERT_TRUE(s);
   auto pod = api::parse_json(
       "{\"metadata\":{\"name\":\"p\",\"namespace\":\"apps\"},\"spec\":{\"containers\":[{"
@@ -384,7 +384,7 @@ TEST(EnginePipeline, InvalidUtf8InAPodIsReadAsGoReadsItAndThePatchMatchesThePod)
 // Found by fuzz_inject: a pod sent without metadata (no apiserver does that) got a patch that
 // adds /metadata/labels to an object that has no /metadata.
 TEST(EnginePipeline, PatchForAPodWithoutMetadataCreatesIt) {
-  auto s = snapshot_of(builtin_sources());
+  auto s = snapshot_of(test_support::chart_set_sources());
   ASSERT_TRUE(s);
   api::Document pod = json(R"({"spec":{"containers":[{"name":"app","image":"nginx"}]}})");
   PodRequest req;

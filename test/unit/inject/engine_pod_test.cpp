@@ -8,13 +8,13 @@
 #include "api/json.hpp"
 #include "api/strategic_merge.hpp"
 #include "engine_test_support.hpp"
-#include "operator/inject/builtin.hpp"
 #include "operator/inject/injector.hpp"
 #include "operator/inject/kube_view.hpp"
 #include "operator/inject/pod_ops.hpp"
 #include "operator/inject/quantity.hpp"
 #include "operator/inject/snapshot.hpp"
 #include "operator/template/value.hpp"
+#include "test/support/chart_set_sources.hpp"
 
 namespace meshop::inject {
 namespace {
@@ -204,7 +204,7 @@ std::string pod_with_containers(std::size_t containers, std::size_t init_contain
 }
 
 TEST(EngineInject, PodBeyondTheContainerLimitIsRefusedBeforeAnyTemplateRuns) {
-  SnapshotSources sources = builtin_sources();
+  SnapshotSources sources = test_support::chart_set_sources();
   sources.native_sidecars = NativeSidecars::kDisabled;
   auto built = build_snapshot(sources);
   ASSERT_TRUE(built.ok()) << built.message();
@@ -266,7 +266,7 @@ TEST(EngineInject, WorkGrowsLinearlyWithThePodsContainers) {
   // Doubling the pod at most doubles the work, plus a constant for the template's own lists:
   // a quadratic step (a list copied per container, a nested scan of merge keys) quadruples it.
   // Counted, not timed, so that a busy machine cannot make it pass or fail.
-  SnapshotSources sources = builtin_sources();
+  SnapshotSources sources = test_support::chart_set_sources();
   sources.native_sidecars = NativeSidecars::kDisabled;
   sources.max_pod_containers = 0;
   auto built = build_snapshot(sources);

@@ -1,9 +1,12 @@
-// meshop's own templates (manifests/inject/, embedded) against upstream Istio's templates read
-// from the Go module cache: the same pod, injected through the same engine with the same
-// values and mesh config, must get the same pod SHAPE from both — container and init container
-// names and order, images, args, ports, environment, probes, security contexts, lifecycle,
-// resources, volume names, mount paths, label and annotation keys — for several settings
-// (default, native sidecars, CNI, TPROXY, holdApplicationUntilProxyStarts, interception NONE).
+// kube-inject's built-in defaults (the default bundled chart set's injector ConfigMaps, as
+// `manifest generate` renders them: test/support/chart_set_sources.hpp) against upstream Istio's
+// template files read from the Go module cache: the same pod, injected through the same engine
+// with the same values and mesh config, must come out identical from the chart's rendered
+// `config` and from upstream's injection-template.yaml / gateway-injection-template.yaml, for
+// several settings (default, native sidecars, CNI, TPROXY, holdApplicationUntilProxyStarts,
+// interception NONE, ...). It checks that the chart set carries upstream's templates unchanged
+// and that nothing else in its `config` (policy, selectors, aliases, other templates) changes a
+// pod.
 //
 // The module is located with hack/istio-module.sh (source dir from the build's CMakeCache.txt);
 // without Go or the module the tests are skipped, saying why.
@@ -23,10 +26,11 @@
 #include <gtest/gtest.h>
 
 #include "api/json.hpp"
+#include "api/json_patch.hpp"
 #include "api/yaml.hpp"
-#include "operator/inject/builtin.hpp"
 #include "operator/inject/injector.hpp"
 #include "operator/inject/workloads.hpp"
+#include "test/support/chart_set_sources.hpp"
 
 namespace meshop::inject {
 namespace {
@@ -77,20 +81,32 @@ const std::optional<fs::path>& istio_module() {
   return dir;
 }
 
-// One setting: how values and mesh differ from the defaults, and the native sidecar mode.
+// One setting: how values and mesh differ from the chart set's, and the native sidecar mode.
 struct Setting {
   std::string name;
   NativeSidecars native = NativeSidecars::kDisabled;
   std::function<void(api::Document& values)> values;
-  // Appended to mesh.yaml, which ends inside `defaultConfig:` (2-space indented lines).
-  std::string mesh_extra;
+  // Merged over the chart set's mesh config (a JSON merge patch, as YAML).
+  std::string mesh_patch;
 };
 
 std::string values_for(const Setting& s) {
-  auto values = api::yaml_to_json(builtin_values());
+  auto values = api::yaml_to_json(test_support::chart_set_sources().values);
   EXPECT_TRUE(values.ok());
   if (s.values) s.values(*values);
   return api::to_json(*values);
+}
+
+std::string mesh_for(const Setting& s) {
+  std::string mesh = test_support::chart_set_sources().mesh;
+  if (s.mesh_patch.empty()) return mesh;
+  auto doc = api::yaml_to_json(mesh);
+  auto patch = api::yaml_to_json(s.mesh_patch);
+  EXPECT_TRUE(doc.ok() && patch.ok()) << s.name;
+  if (!doc.ok() || !patch.ok()) return mesh;
+  if (!doc->IsObject()) doc->SetObject();
+  api::apply_merge_patch(*doc, *patch, doc->GetAllocator());
+  return api::json_to_yaml(*doc);
 }
 
 void set_path(api::Document& doc, std::initializer_list<std::string_view> path, api::Value v) {
@@ -115,7 +131,7 @@ std::shared_ptr<const Snapshot> snapshot_for(const Setting& s, std::string confi
   SnapshotSources sources;
   sources.config = std::move(config);
   sources.values = values_for(s);
-  sources.mesh = std::string(builtin_mesh()) + s.mesh_extra;
+  sources.mesh = mesh_for(s);
   sources.native_sidecars = s.native;
   auto snapshot = build_snapshot(sources);
   EXPECT_TRUE(snapshot.ok()) << s.name << ": " << (snapshot.ok() ? "" : snapshot.message());
@@ -218,35 +234,34 @@ std::optional<api::Document> inject_one(const Snapshot& snapshot, const std::str
 
 class KubeInjectParity : public ::testing::TestWithParam<Setting> {};
 
-void expect_same_shape(const Setting& s, const std::string& input, const std::string& label) {
+void expect_same_pod(const Setting& s, const std::string& input, const std::string& label) {
   const auto& module = istio_module();
   if (!module) GTEST_SKIP() << "istio.io/istio module not available (hack/istio-module.sh)";
-  auto ours = snapshot_for(s, builtin_config());
+  auto ours = snapshot_for(s, test_support::chart_set_sources().config);
   auto theirs = snapshot_for(s, upstream_config(*module));
   ASSERT_TRUE(ours && theirs);
   auto our_pod = inject_one(*ours, input);
   auto their_pod = inject_one(*theirs, input);
   ASSERT_TRUE(our_pod && their_pod);
-  api::Document our_shape = pod_shape(*our_pod);
-  api::Document their_shape = pod_shape(*their_pod);
-  // Guard against comparing two empty shapes: upstream's pod has the proxy and its volumes.
-  std::string their_text = api::to_json(their_shape);
-  EXPECT_NE(their_text.find("\"name\":\"istio-proxy\""), std::string::npos) << their_text;
-  EXPECT_NE(their_text.find("\"istio-token\""), std::string::npos) << their_text;
-  EXPECT_TRUE(api::json_equal(our_shape, their_shape))
-      << label << " / " << s.name << "\nmeshop:   " << api::to_pretty_json(our_shape)
-      << "\nupstream: " << api::to_pretty_json(their_shape);
+  // Guard against comparing two pods the templates left alone: upstream's has the proxy and
+  // its volumes.
+  std::string their_shape = api::to_json(pod_shape(*their_pod));
+  EXPECT_NE(their_shape.find("\"name\":\"istio-proxy\""), std::string::npos) << their_shape;
+  EXPECT_NE(their_shape.find("\"istio-token\""), std::string::npos) << their_shape;
+  EXPECT_TRUE(api::json_equal(*our_pod, *their_pod))
+      << label << " / " << s.name << "\nchart set: " << api::to_pretty_json(*our_pod)
+      << "\nupstream:  " << api::to_pretty_json(*their_pod);
 }
 
-TEST_P(KubeInjectParity, UpstreamHelloDeploymentGetsTheSamePodShape) {
+TEST_P(KubeInjectParity, UpstreamHelloDeploymentGetsTheSamePod) {
   const auto& module = istio_module();
   if (!module) GTEST_SKIP() << "istio.io/istio module not available (hack/istio-module.sh)";
   auto hello = read_text(*module / "pkg/kube/inject/testdata/inject/hello.yaml");
   ASSERT_TRUE(hello.has_value());
-  expect_same_shape(GetParam(), *hello, "hello.yaml");
+  expect_same_pod(GetParam(), *hello, "hello.yaml");
 }
 
-TEST_P(KubeInjectParity, AnnotatedMultiContainerDeploymentGetsTheSamePodShape) {
+TEST_P(KubeInjectParity, AnnotatedMultiContainerDeploymentGetsTheSamePod) {
   // Resource, status-port, traffic, user-volume and log-level annotations, two containers with
   // ports, an image pull policy: the parts of the templates that read annotations.
   const std::string input = R"(apiVersion: apps/v1
@@ -290,7 +305,7 @@ spec:
       - name: worker
         image: busybox
 )";
-  expect_same_shape(GetParam(), input, "annotated");
+  expect_same_pod(GetParam(), input, "annotated");
 }
 
 const std::vector<Setting>& settings() {
@@ -308,8 +323,9 @@ const std::vector<Setting>& settings() {
          set_path(v, {"pilot", "cni", "enabled"}, api::Value(true));
        },
        ""},
-      {"tproxy", NativeSidecars::kDisabled, nullptr, "  interceptionMode: TPROXY\n"},
-      {"interception_none", NativeSidecars::kDisabled, nullptr, "  interceptionMode: NONE\n"},
+      {"tproxy", NativeSidecars::kDisabled, nullptr, "defaultConfig: {interceptionMode: TPROXY}"},
+      {"interception_none", NativeSidecars::kDisabled, nullptr,
+       "defaultConfig: {interceptionMode: NONE}"},
       {"hold_application", NativeSidecars::kDisabled,
        [](api::Document& v) {
          set_path(v, {"global", "proxy", "holdApplicationUntilProxyStarts"}, api::Value(true));
@@ -351,7 +367,7 @@ const std::vector<Setting>& settings() {
        },
        ""},
       {"proxy_metadata_localhost", NativeSidecars::kEnabled, nullptr,
-       "  proxyMetadata:\n    ISTIO_META_ENABLE_HBONE: \"true\"\n"
+       "defaultConfig:\n  proxyMetadata:\n    ISTIO_META_ENABLE_HBONE: \"true\"\n"
        "    IPTABLES_TRACE_LOGGING: \"true\"\n    EXTRA: x\n"
        "inboundTrafficPolicy:\n  mode: LOCALHOST\n"},
       {"bind_service_cni_tproxy", NativeSidecars::kDisabled,
@@ -362,7 +378,7 @@ const std::vector<Setting>& settings() {
          set_path(v, {"global", "proxy", "statusPort"}, api::Value(0));
          set_path(v, {"global", "pilotCertProvider"}, api::Value("kubernetes"));
        },
-       "  interceptionMode: TPROXY\n"},
+       "defaultConfig: {interceptionMode: TPROXY}"},
   };
   return all;
 }
@@ -371,7 +387,7 @@ INSTANTIATE_TEST_SUITE_P(Settings, KubeInjectParity, ::testing::ValuesIn(setting
                          [](const auto& p) { return p.param.name; });
 
 // The gateway template, selected by annotation, on a gateway-like Deployment.
-TEST(KubeInjectParityGateway, GatewayTemplateGivesTheSamePodShape) {
+TEST(KubeInjectParityGateway, GatewayTemplateGivesTheSamePod) {
   const std::string input = R"(apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -388,11 +404,11 @@ spec:
       - name: istio-proxy
         image: auto
 )";
-  expect_same_shape(settings()[0], input, "gateway");
+  expect_same_pod(settings()[0], input, "gateway");
 }
 
-// The shape is fine-grained enough to tell settings apart (else the parity tests could not
-// fail): upstream's own pods differ between each pair of settings above.
+// Each setting reaches the templates (else the parity tests could compare one pod over and
+// over): upstream's own pods differ in shape between each pair of settings above.
 TEST(KubeInjectParityShape, DistinguishesEverySetting) {
   const auto& module = istio_module();
   if (!module) GTEST_SKIP() << "istio.io/istio module not available (hack/istio-module.sh)";
@@ -412,30 +428,16 @@ TEST(KubeInjectParityShape, DistinguishesEverySetting) {
       EXPECT_FALSE(api::json_equal(shapes[i], shapes[j])) << "settings " << i << " and " << j;
 }
 
-TEST(KubeInjectBuiltin, ConfigEmbedsEveryTemplateFile) {
-  auto config = api::yaml_to_json(builtin_config());
+TEST(KubeInjectChartSet, ConfigHasUpstreamsTemplatesAndBuildsASnapshot) {
+  auto config = api::yaml_to_json(test_support::chart_set_sources().config);
   ASSERT_TRUE(config.ok()) << config.message();
   EXPECT_EQ(api::string_at(*config, {"policy"}), "enabled");
-  EXPECT_EQ(api::string_at(*config, {"templates", "sidecar"}), builtin_sidecar_template());
-  EXPECT_EQ(api::string_at(*config, {"templates", "gateway"}), builtin_gateway_template());
   const api::Value* templates = api::find_member(*config, "templates");
   ASSERT_NE(templates, nullptr);
-  EXPECT_EQ(templates->MemberCount(), 2u);  // no values/mesh/config among the templates
-  EXPECT_FALSE(builtin_file("no-such.yaml").has_value());
-}
-
-TEST(KubeInjectBuiltin, EmbeddedFilesMatchTheSourceTree) {
-  auto src = source_dir();
-  if (!src) GTEST_SKIP() << "no CMakeCache.txt above the test binary";
-  for (std::string_view name : builtin_file_names()) {
-    auto on_disk = read_text(*src / "manifests/inject" / std::string(name));
-    ASSERT_TRUE(on_disk.has_value()) << name;
-    EXPECT_EQ(*on_disk, *builtin_file(name)) << name << " changed since the build";
-  }
-}
-
-TEST(KubeInjectBuiltin, DefaultsBuildASnapshot) {
-  auto snapshot = build_snapshot(builtin_sources());
+  for (std::string_view name :
+       {"sidecar", "gateway", "grpc-agent", "grpc-simple", "waypoint", "kube-gateway"})
+    EXPECT_NE(api::find_member(*templates, name), nullptr) << name;
+  auto snapshot = build_snapshot(test_support::chart_set_sources());
   ASSERT_TRUE(snapshot.ok()) << snapshot.message();
 }
 

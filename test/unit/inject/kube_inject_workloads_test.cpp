@@ -1,5 +1,6 @@
-// meshop kube-inject's workload handling (operator/inject/workloads.hpp) over the built-in
-// configuration: which kinds get a sidecar and where, Lists, pass-through, warnings, errors.
+// meshop kube-inject's workload handling (operator/inject/workloads.hpp) over kube-inject's
+// built-in configuration (the default chart set's injector ConfigMaps): which kinds get a sidecar
+// and where, Lists, pass-through, warnings, errors.
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,9 +10,9 @@
 
 #include "api/json.hpp"
 #include "api/yaml.hpp"
-#include "operator/inject/builtin.hpp"
 #include "operator/inject/injector.hpp"
 #include "operator/inject/workloads.hpp"
+#include "test/support/chart_set_sources.hpp"
 
 namespace meshop::inject {
 namespace {
@@ -20,9 +21,9 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-std::shared_ptr<const Snapshot> builtin_snapshot(
+std::shared_ptr<const Snapshot> chart_set_snapshot(
     NativeSidecars native = NativeSidecars::kDisabled) {
-  SnapshotSources sources = builtin_sources();
+  SnapshotSources sources = test_support::chart_set_sources();
   sources.native_sidecars = native;
   auto snapshot = build_snapshot(sources);
   EXPECT_TRUE(snapshot.ok()) << (snapshot.ok() ? "" : snapshot.message());
@@ -37,7 +38,7 @@ struct Injected {
 
 Injected run(std::string_view input, NativeSidecars native = NativeSidecars::kDisabled) {
   Injected out;
-  auto snapshot = builtin_snapshot(native);
+  auto snapshot = chart_set_snapshot(native);
   if (!snapshot) return out;
   auto text = inject_stream(*snapshot, input, out.report);
   EXPECT_TRUE(text.ok()) << (text.ok() ? "" : text.message());
@@ -231,7 +232,7 @@ TEST(KubeInject, InjectFalseLabelPassesThroughWithWarning) {
 }
 
 TEST(KubeInject, BadYamlNamesDocumentLineAndColumn) {
-  auto snapshot = builtin_snapshot();
+  auto snapshot = chart_set_snapshot();
   ASSERT_NE(snapshot, nullptr);
   KubeInjectReport report;
   auto out = inject_stream(
@@ -264,7 +265,7 @@ TEST(KubeInject, EngineFailureNamesTheObjectAndAnnotation) {
   input.replace(input.find("      labels:"), 0,
                 "      annotations:\n"
                 "        traffic.sidecar.istio.io/includeOutboundIPRanges: not-a-cidr\n");
-  auto snapshot = builtin_snapshot();
+  auto snapshot = chart_set_snapshot();
   ASSERT_NE(snapshot, nullptr);
   KubeInjectReport report;
   auto out = inject_stream(*snapshot, "kind: Namespace\n---\n" + input, report);
@@ -275,7 +276,7 @@ TEST(KubeInject, EngineFailureNamesTheObjectAndAnnotation) {
 }
 
 TEST(KubeInject, WorkloadWithoutPodTemplateIsAnError) {
-  auto snapshot = builtin_snapshot();
+  auto snapshot = chart_set_snapshot();
   ASSERT_NE(snapshot, nullptr);
   KubeInjectReport report;
   auto out = inject_stream(*snapshot,

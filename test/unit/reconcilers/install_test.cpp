@@ -1,8 +1,10 @@
-// The pure parts of the install reconciler: owner labels, owner keys, prune selection and the
-// status computed from object states.
+// The pure parts of the install reconciler: owner labels, owner keys, prune selection, the
+// status computed from object states and why a spec is refused before anything is applied.
 #include "reconcilers/install.hpp"
 
 #include <gtest/gtest.h>
+
+#include "operator/manifest/render.hpp"
 
 namespace meshop::reconcilers {
 namespace {
@@ -241,6 +243,69 @@ TEST(InstallStatusPatch, KeepsOtherReconcilersConditions) {
   ASSERT_EQ(conditions.Size(), 3u);
   EXPECT_EQ(api::string_at(conditions[2], {"type"}), "RestartsHalted");
   EXPECT_EQ(api::string_at(conditions[2], {"reason"}), "CanaryNotReady");
+}
+
+// What the install reconciler reports for `iop` before applying anything (validation, then the
+// render of the bundled chart set), as its reconcile pass decides it.
+InstallRefusal refusal_for(const std::string& spec) {
+  auto iop = parse(R"({"apiVersion":"install.istio.io/v1alpha1","kind":"IstioOperator",
+    "metadata":{"name":"iop","namespace":"istio-system"},"spec":)" +
+                   spec + "}");
+  api::IstioOperatorValidation validation = api::validate_istio_operator(iop);
+  if (!validation.ok()) return install_refusal(validation, api::Error{});
+  auto rendered = manifest::render_istio_operator(iop);
+  EXPECT_FALSE(rendered.ok()) << spec << " rendered";
+  return install_refusal(validation, rendered.ok() ? api::Error{} : rendered.error());
+}
+
+TEST(InstallRefusal, ValuesIstioctlRefusesAreInvalidSpecNamingTheField) {
+  // Passes api::validate_istio_operator (values keep unknown fields there); the pipeline's
+  // spec.values check refuses it, as istioctl does.
+  auto r = refusal_for(R"({"values":{"global":{"badKey":1},"pilot":{"autoscaleMax":"seven"}}})");
+  EXPECT_EQ(r.reason, "InvalidSpec");
+  EXPECT_TRUE(r.message.starts_with("invalid spec: ")) << r.message;
+  EXPECT_NE(r.message.find("spec.values.global.badKey"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("spec.values.pilot.autoscaleMax"), std::string::npos) << r.message;
+}
+
+TEST(InstallRefusal, MeshConfigTheInjectorWouldRejectIsInvalidSpec) {
+  auto r = refusal_for(R"({"meshConfig":{"enableTracing":"yes please"}})");
+  EXPECT_EQ(r.reason, "InvalidSpec");
+  EXPECT_NE(r.message.find("spec.meshConfig.enableTracing"), std::string::npos) << r.message;
+}
+
+TEST(InstallRefusal, UnknownVersionAndStructuralErrorsAreInvalidSpec) {
+  auto version = refusal_for(R"({"version":"0.9"})");
+  EXPECT_EQ(version.reason, "InvalidSpec");
+  EXPECT_NE(version.message.find("0.9"), std::string::npos) << version.message;
+  auto tag = refusal_for(R"({"tag":{"not":"a tag"}})");
+  EXPECT_EQ(tag.reason, "InvalidSpec");
+  EXPECT_NE(tag.message.find("spec.tag"), std::string::npos) << tag.message;
+}
+
+TEST(InstallRefusal, AChartDirectoryThatCannotBeReadIsRenderFailed) {
+  auto r = refusal_for(R"({"installPackagePath":"/nonexistent/meshop-test/manifests"})");
+  EXPECT_EQ(r.reason, "RenderFailed");
+  EXPECT_TRUE(r.message.starts_with("cannot render: ")) << r.message;
+  EXPECT_NE(r.message.find("/nonexistent/meshop-test/manifests"), std::string::npos) << r.message;
+}
+
+TEST(InstallStatusPatch, AnErrorCarriesItsReasonIntoTheConditions) {
+  StatusReport report;
+  report.state = InstallState::kError;
+  report.message = "invalid spec: spec.values.global.badKey: unknown field";
+  report.reason = "InvalidSpec";
+  auto patch = parse(status_patch(report, 3, nullptr, "2026-01-01T00:00:00Z"));
+  const auto& conditions = patch["status"]["conditions"];
+  ASSERT_EQ(conditions.Size(), 2u);
+  for (const auto& c : conditions.GetArray()) {
+    EXPECT_EQ(api::string_at(c, {"status"}), "False");
+    EXPECT_EQ(api::string_at(c, {"reason"}), "InvalidSpec");
+    EXPECT_EQ(api::string_at(c, {"message"}), report.message);
+  }
+  report.reason.clear();
+  auto plain = parse(status_patch(report, 3, nullptr, "2026-01-01T00:00:00Z"));
+  EXPECT_EQ(api::string_at(plain["status"]["conditions"][0], {"reason"}), "Error");
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "api/json.hpp"
-#include "operator/inject/builtin.hpp"
 #include "operator/metrics/registry.hpp"
+#include "test/support/chart_set_sources.hpp"
 #include "test/unit/kube/fake_apiserver.hpp"
 #include "test/unit/restart/fixtures.hpp"
 
@@ -21,11 +21,11 @@ rapidjson::Document json(std::string_view text) {
   return std::move(*d);
 }
 
-// A view whose only content is the default revision's injector ConfigMap, built from meshop's
-// built-in configuration with `values` as given.
+// A view whose only content is the default revision's injector ConfigMap, built from the
+// default chart set's (test/support/chart_set_sources.hpp) with `values` as given.
 restart::ClusterView view_with(const std::string& values) {
   restart::ClusterView view;
-  inject::SnapshotSources src = inject::builtin_sources();
+  inject::SnapshotSources src = test_support::chart_set_sources();
   rapidjson::Document cm = json(R"({"metadata":{"name":"istio-sidecar-injector"},"data":{}})");
   auto& a = cm.GetAllocator();
   cm["data"].AddMember("config", rapidjson::Value(src.config.c_str(), a), a);
@@ -46,7 +46,7 @@ RestartsConfig config() {
 }
 
 TEST(RestartsDecisionCache, RemembersDecisionsPerEngineAndPod) {
-  const std::string values = inject::builtin_sources().values;
+  const std::string values = test_support::chart_set_sources().values;
   restart::ClusterView view = view_with(values);
   Engines engines = build_engines(view, config());
   ASSERT_TRUE(engines.errors.empty()) << engines.errors.begin()->second;
@@ -233,7 +233,7 @@ class RestartsPass : public ::testing::Test {
     pdbs_.replace(docs({}));
     std::vector<rapidjson::Document> cms;
     for (const char* name : {"istio-sidecar-injector", "istio-sidecar-injector-canary"}) {
-      inject::SnapshotSources src = inject::builtin_sources();
+      inject::SnapshotSources src = test_support::chart_set_sources();
       rapidjson::Document cm = json(R"({"kind":"ConfigMap","metadata":{"namespace":"istio-system"},
           "data":{}})");
       auto& ca = cm.GetAllocator();

@@ -5,12 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "api/json.hpp"
-#include "operator/inject/builtin.hpp"
+#include "api/yaml.hpp"
 #include "operator/inject/snapshot.hpp"
 #include "operator/template/functions.hpp"
 #include "operator/webhook/admission.hpp"
 #include "operator/webhook/configmap_source.hpp"
 #include "operator/webhook/injection_cache.hpp"
+#include "test/support/chart_set_sources.hpp"
 
 namespace meshop::webhook {
 namespace {
@@ -66,7 +67,7 @@ class MemoizedEngineTest : public ::testing::Test {
   void apply_injector(const std::string& config, const std::string& rv) {
     configmaps.apply(
         configmap("istio-sidecar-injector",
-                  {{"config", config}, {"values", std::string(inject::builtin_values())}}, rv));
+                  {{"config", config}, {"values", test_support::chart_set_sources().values}}, rv));
     run();
   }
   HttpReply post(const std::string& body, InjectionCache* with) {
@@ -90,7 +91,7 @@ class MemoizedEngineTest : public ::testing::Test {
 };
 
 TEST_F(MemoizedEngineTest, AConfigMapChangeInvalidatesMemoizedAnswers) {
-  apply_injector(inject::builtin_config(), "1");
+  apply_injector(test_support::chart_set_sources().config, "1");
   ASSERT_TRUE(revisions.get("default")) << revisions.last_error("default");
   auto fresh = post(review("u1"), nullptr);
   ASSERT_NE(patch_of(fresh), "") << fresh.body;
@@ -101,11 +102,14 @@ TEST_F(MemoizedEngineTest, AConfigMapChangeInvalidatesMemoizedAnswers) {
   EXPECT_EQ(hits(), 1);
 
   // The same ConfigMap with one more injected annotation: the next answer has it.
-  std::string changed = inject::builtin_config();
-  auto at = changed.find("injectedAnnotations: {}");
-  ASSERT_NE(at, std::string::npos);
-  changed.replace(at, 23, "injectedAnnotations: {example.com/changed: \"yes\"}");
-  apply_injector(changed, "2");
+  auto changed = api::yaml_to_json(test_support::chart_set_sources().config);
+  ASSERT_TRUE(changed.ok()) << changed.message();
+  auto& alloc = changed->GetAllocator();
+  changed->RemoveMember("injectedAnnotations");
+  rapidjson::Value injected(rapidjson::kObjectType);
+  injected.AddMember("example.com/changed", "yes", alloc);
+  changed->AddMember("injectedAnnotations", injected, alloc);
+  apply_injector(api::json_to_yaml(*changed), "2");
   auto after = post(review("u1"), &cache);
   EXPECT_EQ(hits(), 1);
   EXPECT_NE(patch_of(after), patch_of(first));
@@ -115,8 +119,8 @@ TEST_F(MemoizedEngineTest, AConfigMapChangeInvalidatesMemoizedAnswers) {
   EXPECT_EQ(hits(), 2);
 }
 
-TEST_F(MemoizedEngineTest, TheBuiltInTemplatesAreMemoizable) {
-  apply_injector(inject::builtin_config(), "1");
+TEST_F(MemoizedEngineTest, TheChartSetsTemplatesAreMemoizable) {
+  apply_injector(test_support::chart_set_sources().config, "1");
   auto config = revisions.get("default");
   ASSERT_TRUE(config);
   EXPECT_TRUE(engine.memoizable(*config));
