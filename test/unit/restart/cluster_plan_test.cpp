@@ -81,6 +81,27 @@ TEST_F(ClusterPlan, RelabelledNamespaceRestartsUnderTheCanaryPolicy) {
   EXPECT_EQ(plan.at("ns-b/api").action, Action::kNone);
 }
 
+// A workload up to date that still carries a meshop.io/stale-since record is marked for its
+// removal; a stale one's record is read, not marked.
+TEST_F(ClusterPlan, AStaleSinceRecordLeftOnAnUpToDateWorkloadIsMarked) {
+  add_deployment("ns-b", "api", {"default"});
+  add_deployment("ns-a", "web", {"default"});
+  EXPECT_FALSE(run().at("ns-b/api").stale_since_left);
+  for (std::size_t i : {std::size_t{0}, std::size_t{2}}) {
+    rapidjson::Document& w = view_.workloads.edit(i);
+    rapidjson::Document ann =
+        parse(R"({"meshop.io/stale-since":"2026-12-02T10:00:00Z RevisionChanged/canary"})");
+    w["metadata"].AddMember("annotations", rapidjson::Value().CopyFrom(ann, w.GetAllocator()),
+                            w.GetAllocator());
+  }
+  auto plan = run();
+  EXPECT_EQ(plan.at("ns-b/api").action, Action::kNone);
+  EXPECT_TRUE(plan.at("ns-b/api").stale_since_left);
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kRestart);
+  EXPECT_TRUE(plan.at("ns-a/web").stale_since_recorded);
+  EXPECT_FALSE(plan.at("ns-a/web").stale_since_left);
+}
+
 TEST_F(ClusterPlan, DefaultPolicyIsDryRunAndOptOutSkips) {
   add_deployment("ns-b", "fresh", {""});
   add_deployment("ns-c", "quiet", {""});
@@ -438,6 +459,26 @@ TEST_F(GatePlan, VersionsFallBackToSpecVersionAndTheBundledDefault) {
   options_.default_istio_version = "1.30";
   EXPECT_EQ(run(soon_).at("ns-a/web").current_version, "1.30");
   EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kApprovalNeeded);
+}
+
+// A revision's version is what its IstioOperator installs: spec.installPackagePath renders a
+// release's manifests/ of a version the plan cannot know (no gate), unless it names a bundled
+// chart set; the bundled default only stands in when neither field is set.
+TEST_F(GatePlan, InstallPackagePathIsNotTheBundledDefault) {
+  set_canary_restarts(R"({"mode":"Auto","maxVersionSkew":"Patch"})");
+  rapidjson::Document& p = view_.pods.edit(0);
+  p["spec"]["containers"][1]["image"].SetString("hub/proxyv2@sha256:abc");
+  options_.default_istio_version = "1.30";
+  rapidjson::Document& def = view_.istio_operators.edit(0);
+  ASSERT_EQ(api::string_at(def, {"spec", "revision"}), "") << "the default revision's";
+  def["spec"].AddMember("installPackagePath", "/releases/istio-1.29/manifests", def.GetAllocator());
+  PlanEntry e = run(soon_).at("ns-a/web");
+  EXPECT_EQ(e.current_version, "") << "a release's manifests/ of an unknown version";
+  EXPECT_EQ(e.action, Action::kRestart) << e.why;
+  def["spec"]["installPackagePath"].SetString("bundled:1.30");
+  e = run(soon_).at("ns-a/web");
+  EXPECT_EQ(e.current_version, "1.30");
+  EXPECT_EQ(e.action, Action::kApprovalNeeded);
 }
 
 TEST_F(GatePlan, OverdueRestartsOutsideTheWindowOnlyWhenAsked) {
