@@ -278,7 +278,15 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
         e.why = e.plan.detail;
         break;
       case Verdict::kStale: {
-        e.cause = restart_cause(e.plan);
+        // A proxy image or template change recurs for the same revision (every upgrade): the
+        // cause names what the restart is for, so that the record a previous restart left on
+        // the pod template is not taken for this one (already_restarted_for).
+        std::string_view detail_key;
+        if (e.plan.reason == StaleReason::kProxyImageChanged)
+          detail_key = e.plan.target_proxy_image;
+        else if (e.plan.reason == StaleReason::kTemplateChanged)
+          detail_key = e.plan.target_fingerprint;
+        e.cause = restart_cause(e.plan, detail_key);
         // Versions of the move: the proxy images' tags, else what the revisions' IstioOperators
         // install (unknown for a revision without one).
         auto version_of = [&](const std::string& image, const std::string& revision) {

@@ -55,6 +55,10 @@ class ClusterPlan : public ::testing::Test {
       Desired d;
       d.inject = true;
       d.revision = revision;
+      if (auto it = proxy_images_.find(revision); it != proxy_images_.end())
+        d.proxy_image = it->second;
+      if (auto it = fingerprints_.find(revision); it != fingerprints_.end())
+        d.fingerprint = it->second;
       return d;
     };
     std::map<std::string, PlanEntry> by_name;
@@ -66,6 +70,8 @@ class ClusterPlan : public ::testing::Test {
   ClusterView view_;
   ClusterPlanOptions options_;
   std::set<std::string> known_{"default", "canary"};
+  // What injection gives now per revision (unset: no image / fingerprint to compare).
+  std::map<std::string, std::string> proxy_images_, fingerprints_;
 };
 
 TEST_F(ClusterPlan, RelabelledNamespaceRestartsUnderTheCanaryPolicy) {
@@ -100,6 +106,49 @@ TEST_F(ClusterPlan, AStaleSinceRecordLeftOnAnUpToDateWorkloadIsMarked) {
   EXPECT_EQ(plan.at("ns-a/web").action, Action::kRestart);
   EXPECT_TRUE(plan.at("ns-a/web").stale_since_recorded);
   EXPECT_FALSE(plan.at("ns-a/web").stale_since_left);
+}
+
+// A proxy image or template change recurs for the same revision at every upgrade: the cause
+// names the image (fingerprint) the restart is for, so the previous upgrade's record on the
+// pod template is not taken for a restart under way.
+TEST_F(ClusterPlan, ARecurringProxyOrTemplateChangeIsANewCause) {
+  add_deployment("ns-a", "web", {"canary"});
+  rapidjson::Document& pod = view_.pods.edit(0);
+  pod["metadata"]["annotations"].AddMember("meshop.io/injector-fingerprint", "f1",
+                                           pod.GetAllocator());
+  auto record = [&](const std::string& cause) {
+    rapidjson::Document& w = view_.workloads.edit(0);
+    rapidjson::Document ann = parse(R"({"kubectl.kubernetes.io/restartedAt":"2020-01-01T00:00:00Z",
+        "meshop.io/restart-cause":")" +
+                                    cause + R"("})");
+    auto& meta = w["spec"]["template"]["metadata"];
+    if (meta.HasMember("annotations")) meta.RemoveMember("annotations");
+    meta.AddMember("annotations", rapidjson::Value().CopyFrom(ann, w.GetAllocator()),
+                   w.GetAllocator());
+  };
+  proxy_images_["canary"] = "hub/proxyv2:1.1";  // the pod runs hub/proxyv2:1.0
+  PlanEntry e = run().at("ns-a/web");
+  EXPECT_EQ(e.cause, "ProxyImageChanged/canary/hub/proxyv2:1.1");
+  EXPECT_EQ(e.action, Action::kRestart) << e.why;
+  record("ProxyImageChanged/canary/hub/proxyv2:1.0");  // the upgrade before
+  EXPECT_EQ(run().at("ns-a/web").action, Action::kRestart) << run().at("ns-a/web").why;
+  record("ProxyImageChanged/canary");  // as meshop recorded it before causes named the image
+  EXPECT_EQ(run().at("ns-a/web").action, Action::kRestart)
+      << "an earlier upgrade's restart is not this one's";
+  record("ProxyImageChanged/canary/hub/proxyv2:1.1");
+  EXPECT_EQ(run().at("ns-a/web").action, Action::kInProgress) << "restarted for this image";
+
+  proxy_images_.clear();
+  fingerprints_["canary"] = "f2";
+  rapidjson::Document& canary = view_.istio_operators.edit(1);
+  canary["spec"]["restarts"].AddMember("includeTemplateChanges", true, canary.GetAllocator());
+  e = run().at("ns-a/web");
+  EXPECT_EQ(e.cause, "TemplateChanged/canary/f2");
+  EXPECT_EQ(e.action, Action::kRestart) << e.why;
+  record("TemplateChanged/canary/f1");
+  EXPECT_EQ(run().at("ns-a/web").action, Action::kRestart);
+  record("TemplateChanged/canary/f2");
+  EXPECT_EQ(run().at("ns-a/web").action, Action::kInProgress);
 }
 
 TEST_F(ClusterPlan, DefaultPolicyIsDryRunAndOptOutSkips) {
