@@ -11,6 +11,7 @@
 #include "api/json.hpp"
 #include "operator/inject/snapshot.hpp"
 #include "operator/log/log.hpp"
+#include "operator/manifest/chart_sets.hpp"
 #include "operator/restart/rollout.hpp"
 #include "operator/runtime/object.hpp"
 #include "reconcilers/setup.hpp"
@@ -445,6 +446,8 @@ RestartsReconciler::RestartsReconciler(std::shared_ptr<kube::Client> client, Res
       config_(std::move(config)),
       events_(std::move(events)),
       now_(std::move(now)) {
+  if (config_.default_istio_version.empty())
+    config_.default_istio_version = manifest::default_chart_set().version;
   if (registry != nullptr) {
     restarts_total_ = &registry->counter(
         "meshop_restarts_total",
@@ -479,6 +482,7 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
   restart::ClusterPlanOptions plan_options;
   plan_options.namespace_filter = config_.namespace_filter;
   plan_options.control_plane_namespace = config_.control_plane_namespace;
+  plan_options.default_istio_version = config_.default_istio_version;
   std::erase_if(evict_restarts_,
                 [&](const auto& kv) { return now - kv.second.at > std::chrono::hours(24); });
   plan_options.last_restarts = evict_restarts_;
@@ -678,15 +682,21 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
   // Deadlines (spec.restarts.maxStaleness): the first pass that sees a stale cause records when,
   // on the workload's metadata (meshop.io/stale-since; the pod template is not touched), so the
   // deadline survives meshop's restarts and leader changes. Written once per cause by this
-  // process, whatever a lagging store shows meanwhile.
+  // process, whatever a lagging store shows meanwhile; removed once the workload is up to date
+  // (a record left behind would date the next episode of the same cause).
   if (execute) {
     for (const restart::PlanEntry& e : report.plan) {
-      if (e.plan.verdict != restart::Verdict::kStale || !e.policy.max_staleness ||
-          e.stale_since_recorded || e.cause.empty())
-        continue;
       const std::string key = workload_key(e.plan);
+      const bool remove = e.stale_since_left;
+      if (!remove && e.plan.verdict == restart::Verdict::kUpToDate)
+        stale_since_written_.erase(key);  // no record left: forget what was written
+      if (!remove && (e.plan.verdict != restart::Verdict::kStale || !e.policy.max_staleness ||
+                      e.stale_since_recorded || e.cause.empty()))
+        continue;
+      // The cause written, or "" for a removal sent that the store does not show yet.
+      const std::string record = remove ? std::string() : e.cause;
       if (auto it = stale_since_written_.find(key);
-          it != stale_since_written_.end() && it->second == e.cause)
+          it != stale_since_written_.end() && it->second == record)
         continue;
       const kube::ResourceType* type = resource_of(e.plan.kind);
       if (type == nullptr) continue;
@@ -695,14 +705,16 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
       rapidjson::Value annotations(rapidjson::kObjectType);
       annotations.AddMember(
           api::make_string(restart::kStaleSinceAnnotation, pa),
-          api::make_string(restart::stale_since_value(e.stale_since, e.cause), pa), pa);
+          remove ? rapidjson::Value(rapidjson::kNullType)
+                 : api::make_string(restart::stale_since_value(e.stale_since, e.cause), pa),
+          pa);
       rapidjson::Value meta(rapidjson::kObjectType);
       meta.AddMember("annotations", annotations, pa);
       patch.AddMember("metadata", meta, pa);
       auto r = co_await client_->patch(*type, e.plan.ns, e.plan.name, kube::PatchType::kMerge,
                                        api::to_json(patch));
       if (!r && !r.error().is(kube::ErrorKind::kNotFound)) co_return api::Error{r.error().message};
-      stale_since_written_[key] = e.cause;
+      stale_since_written_[key] = record;
     }
   }
 

@@ -88,6 +88,11 @@ struct RestartsConfig {
   // `meshop restart run`: a person asked for the restarts, so entries whose policy is DryRun
   // (the operator only reports them) are carried out too. Mode Off still restarts nothing.
   bool run_dry_run_entries = false;
+  // The Istio version an IstioOperator without spec.version installs, for the version gate
+  // (spec.restarts.maxVersionSkew). "" = the one the install path uses:
+  // manifest::default_chart_set() (manifests/versions.yaml's `default`), so `meshop run`,
+  // `meshop restart` and `meshop check` all plan with it.
+  std::string default_istio_version;
   // Set: passes read these stores and make no list call (not owned).
   const RestartsCache* cache = nullptr;
 };

@@ -17,6 +17,7 @@
 // lifting a halt, and removes.
 // `meshop restart approve KIND/NAME -n NS` (or `--all [NAME]`): approves a move that
 // spec.restarts.maxVersionSkew holds as ApprovalNeeded (meshop.io/restart-approved).
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <iomanip>
@@ -409,17 +410,30 @@ int resume_command(const RestartOptions& o, std::ostream& out, std::ostream& err
 // `meshop restart approve KIND/NAME -n NS`: the workload's ApprovalNeeded move (the plan names
 // its target revision and version) is approved with meshop.io/restart-approved:
 // <revision>@<version> on the workload. `--all [IOP]`: on each IstioOperator (or the one named)
-// whose policy holds moves for approval, for all its workloads.
+// whose policy holds moves for approval, for all its workloads. The same checks either way: the
+// arguments' shape (usage), the object named exists and holds a move for approval (else exit 1,
+// nothing written); `--all` with nothing held anywhere is not an error.
 int approve_command(const RestartOptions& o, std::ostream& out, std::ostream& err) {
   std::string kind, name;
   if (!o.all) {
     auto slash = o.workload.find('/');
-    if (slash == std::string::npos || o.ns.empty()) {
-      err << "Error: approve takes KIND/NAME and -n NAMESPACE (or --all)\n";
+    if (slash == std::string::npos || slash == 0 || slash + 1 == o.workload.size() ||
+        o.workload.find('/', slash + 1) != std::string::npos || o.ns.empty()) {
+      err << "Error: approve takes KIND/NAME and -n NAMESPACE (or --all [ISTIOOPERATOR])";
+      if (!o.workload.empty()) err << ", got \"" << o.workload << "\"";
+      err << '\n';
       return kExitUsage;
     }
     kind = o.workload.substr(0, slash);
     name = o.workload.substr(slash + 1);
+  } else if (o.workload.find('/') != std::string::npos) {
+    err << "Error: with --all the argument is an IstioOperator name, got \"" << o.workload
+        << "\" (approve one workload with KIND/NAME -n NAMESPACE, without --all)\n";
+    return kExitUsage;
+  } else if (!o.ns.empty()) {
+    err << "Error: --all approves on IstioOperators, for their workloads in every namespace; "
+           "-n does not apply (approve one workload with KIND/NAME -n NAMESPACE)\n";
+    return kExitUsage;
   }
   boost::asio::io_context ioc;
   auto client = make_client(o, ioc, err);
@@ -439,7 +453,20 @@ int approve_command(const RestartOptions& o, std::ostream& out, std::ostream& er
     std::string api_version, kind, ns, name, value;
   };
   std::vector<Target> targets;
-  std::set<std::string> sources;
+  if (o.all && !o.workload.empty()) {
+    const auto& iops = (*report)->istio_operators;
+    bool known = std::any_of(iops.begin(), iops.end(), [&](const std::string& source) {
+      return source.substr(source.find('/') + 1) == o.workload;
+    });
+    if (!known) {
+      err << "Error: no IstioOperator " << o.workload << " in the cluster\n";
+      return kExitError;
+    }
+  }
+  // --all: the IstioOperator → the index of its target. Its approval names one target version;
+  // a workload of the same policy moving to another one (a per-pod proxy image, say) is
+  // approved on itself.
+  std::map<std::string, std::size_t> by_source;
   for (const restart::PlanEntry& e : (*report)->plan) {
     if (o.all) {
       if (e.action != Action::kApprovalNeeded || e.policy_source == "defaults") continue;
@@ -447,9 +474,13 @@ int approve_command(const RestartOptions& o, std::ostream& out, std::ostream& er
       std::string iop_ns = e.policy_source.substr(0, slash),
                   iop_name = e.policy_source.substr(slash + 1);
       if (!o.workload.empty() && iop_name != o.workload) continue;
-      if (!sources.insert(e.policy_source).second) continue;
-      targets.push_back({"install.istio.io/v1alpha1", "IstioOperator", iop_ns, iop_name,
-                         e.plan.target_revision + "@" + e.target_version});
+      std::string value = e.plan.target_revision + "@" + e.target_version;
+      auto [it, fresh] = by_source.emplace(e.policy_source, targets.size());
+      if (fresh)
+        targets.push_back({"install.istio.io/v1alpha1", "IstioOperator", iop_ns, iop_name, value});
+      else if (targets[it->second].value != value)
+        targets.push_back({e.plan.kind == "ReplicationController" ? "v1" : "apps/v1", e.plan.kind,
+                           e.plan.ns, e.plan.name, value});
       continue;
     }
     if (e.plan.kind != kind || e.plan.name != name || e.plan.ns != o.ns) continue;
@@ -462,11 +493,15 @@ int approve_command(const RestartOptions& o, std::ostream& out, std::ostream& er
                        e.plan.target_revision + "@" + e.target_version});
   }
   if (targets.empty()) {
-    if (o.all)
+    if (o.all && o.workload.empty()) {
       out << "Nothing waits for approval.\n";
+      return kExitOk;
+    }
+    if (o.all)
+      err << "Error: IstioOperator " << o.workload << " holds no move for approval\n";
     else
       err << "Error: no planned workload " << kind << "/" << name << " in " << o.ns << '\n';
-    return o.all ? kExitOk : kExitError;
+    return kExitError;
   }
   std::exception_ptr failure;
   auto body = [](std::shared_ptr<kube::Client> c, std::vector<Target>* ts, std::ostream* o_out,

@@ -14,9 +14,22 @@ struct RevisionPolicy {
   std::string error;
   std::string source = "defaults";
   std::string status;    // the IstioOperator's status.status ("" when none)
-  std::string version;   // spec.version ("" when unset)
+  std::string version;   // the Istio version it installs ("" when unknown): install_version
   std::string approved;  // its meshop.io/restart-approved annotation
 };
+
+// The Istio version an IstioOperator installs, as the install pipeline picks its chart set:
+// spec.version; else spec.installPackagePath, whose version is unknown here (a release's
+// manifests/ of any version) unless it names a bundled set ("bundled:1.30"); else the bundled
+// default.
+std::string install_version(const rapidjson::Value& iop, const std::string& default_version) {
+  std::string version = api::string_at(iop, {"spec", "version"});
+  if (!version.empty()) return version;
+  std::string package = api::string_at(iop, {"spec", "installPackagePath"});
+  if (package.empty()) return default_version;
+  constexpr std::string_view kBundled = "bundled:";
+  return package.starts_with(kBundled) ? package.substr(kBundled.size()) : std::string();
+}
 
 std::string revision_of_iop(const rapidjson::Value& iop) {
   std::string r = api::string_at(iop, {"spec", "revision"});
@@ -133,7 +146,7 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
     rp.source = api::string_at(iop, {"metadata", "namespace"}) + "/" +
                 api::string_at(iop, {"metadata", "name"});
     rp.status = api::string_at(iop, {"status", "status"});
-    rp.version = api::string_at(iop, {"spec", "version"});
+    rp.version = install_version(iop, options.default_istio_version);
     if (const rapidjson::Value* ann = api::find(iop, "/metadata/annotations"))
       rp.approved = api::string_at(*ann, {kRestartApprovedAnnotation});
     auto p = parse_policy(api::find(iop, "/spec/restarts"));
@@ -250,6 +263,9 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
     switch (e.plan.verdict) {
       case Verdict::kUpToDate:
         e.action = Action::kNone;
+        if (const rapidjson::Value* ann = api::find(*w, "/metadata/annotations");
+            ann != nullptr && api::find_member(*ann, kStaleSinceAnnotation) != nullptr)
+          e.stale_since_left = true;
         break;
       case Verdict::kManual:
         e.action = Action::kManual;
@@ -262,14 +278,22 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
         e.why = e.plan.detail;
         break;
       case Verdict::kStale: {
-        e.cause = restart_cause(e.plan);
-        // Versions of the move: the proxy images' tags, else the revisions' spec.version.
+        // A proxy image or template change recurs for the same revision (every upgrade): the
+        // cause names what the restart is for, so that the record a previous restart left on
+        // the pod template is not taken for this one (already_restarted_for).
+        std::string_view detail_key;
+        if (e.plan.reason == StaleReason::kProxyImageChanged)
+          detail_key = e.plan.target_proxy_image;
+        else if (e.plan.reason == StaleReason::kTemplateChanged)
+          detail_key = e.plan.target_fingerprint;
+        e.cause = restart_cause(e.plan, detail_key);
+        // Versions of the move: the proxy images' tags, else what the revisions' IstioOperators
+        // install (unknown for a revision without one).
         auto version_of = [&](const std::string& image, const std::string& revision) {
           std::string v = version_of_image(image);
           if (!v.empty() || revision.empty()) return v;
           auto it = policies.find(revision);
-          if (it != policies.end() && !it->second.version.empty()) return it->second.version;
-          return it != policies.end() ? options.default_istio_version : std::string();
+          return it != policies.end() ? it->second.version : std::string();
         };
         e.current_version = version_of(e.plan.current_proxy_image, e.plan.current_revision);
         e.target_version = version_of(e.plan.target_proxy_image, e.plan.target_revision);

@@ -154,6 +154,10 @@ struct PlanEntry {
   SystemTime stale_since{};
   bool stale_since_recorded = false;
   bool overdue = false;
+  // Up to date, yet the workload still carries a meshop.io/stale-since record (of the episode
+  // that ended): the executor removes it, so that it cannot date a later episode of the same
+  // cause (ProxyImageChanged/default recurs with every proxy upgrade).
+  bool stale_since_left = false;
 };
 
 struct ClusterPlanOptions {
@@ -164,7 +168,9 @@ struct ClusterPlanOptions {
   // Evict: the reconciler's memory of the waves it started). For Rollout the pod template's
   // record is read (last_restart_of); the later of the two counts for minInterval.
   std::map<std::string, LastRestart> last_restarts;
-  // The Istio version of an IstioOperator without spec.version (the bundled default).
+  // The Istio version an IstioOperator without spec.version nor spec.installPackagePath
+  // installs: the bundled default (manifest::default_chart_set(), which the restarts
+  // reconciler passes; "" leaves such revisions' versions unknown: they never gate).
   std::string default_istio_version;
 };
 

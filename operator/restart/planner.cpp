@@ -178,6 +178,7 @@ WorkloadPlan plan_workload(const rapidjson::Value& workload,
     plan.current_revision = have.injected ? have.revision : "";
     plan.current_proxy_image = have.injected ? have.proxy_image : "";
     plan.target_proxy_image = want.inject ? want.proxy_image : "";
+    plan.target_fingerprint = want.inject ? want.fingerprint : "";
     plan.verdict = restartable_kind(plan.kind) ? Verdict::kStale : Verdict::kManual;
     switch (*reason) {
       case StaleReason::kInjectionEnabled:

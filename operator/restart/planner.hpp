@@ -94,6 +94,9 @@ struct WorkloadPlan {
   // unknown): the Istio versions of a move (the version gate, policy.hpp).
   std::string current_proxy_image;
   std::string target_proxy_image;
+  // The injector fingerprint injection gives now ("" when unknown): what a TemplateChanged
+  // restart is for.
+  std::string target_fingerprint;
   // Every pod that differs from what injection gives now (any reason), in the order of `pods`:
   // what the Evict strategy replaces (evict.hpp).
   std::vector<std::string> stale_pods;

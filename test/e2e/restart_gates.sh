@@ -5,12 +5,16 @@
 #      canary: `meshop restart plan` says ApprovalNeeded with both versions (1.30 -> 1.31), the
 #      reconciler reports it (status.restarts, a Warning Event RestartApprovalNeeded) and
 #      restarts nothing (the Deployment's generation and template stay); `meshop restart
-#      approve Deployment/web -n A` and the Deployment is restarted once, onto 1.31's proxy.
+#      approve Deployment/web -n A` and the Deployment is restarted once, onto 1.31's proxy,
+#      while Deployment api of A still waits. `approve --all` refuses what single approve
+#      refuses (a malformed argument, an unknown IstioOperator, one that holds nothing), then
+#      approves on the IstioOperator (canary@1.31) and api is restarted.
 #   2. canary's policy becomes a closed maintenance window with maxStaleness 20s and
 #      restartAfterDeadline (maxVersionSkew Any). Namespace B moves to canary: the workload gets
 #      meshop.io/stale-since, nothing is restarted ~8 s later (plan: Deferred), and after the
 #      deadline it is restarted outside the window, with the condition RestartsOverdue=True
-#      naming it and a Warning Event RestartOverdue on it.
+#      naming it and a Warning Event RestartOverdue on it; once its pods are on canary the
+#      condition turns False (NoneOverdue) and meshop.io/stale-since is removed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 : "${MESHOP_BIN:?}" "${MESHOP_SOURCE_DIR:?}"
@@ -64,18 +68,18 @@ spec:
 YAML
 }
 is_healthy() { [ "$(kubectl -n "$cp" get istiooperator "$1" -o jsonpath='{.status.status}')" = HEALTHY ]; }
-proxy_images() {  # NS: the istio-proxy images of Deployment web's pods, sorted unique
-  kubectl -n "$1" get pods -l app=web -o json | python3 -c 'import json, sys
+proxy_images() {  # NS [APP]: the istio-proxy images of Deployment APP's (web) pods, sorted unique
+  kubectl -n "$1" get pods -l "app=${2:-web}" -o json | python3 -c 'import json, sys
 imgs = {c["image"] for p in json.load(sys.stdin)["items"] if not p["metadata"].get("deletionTimestamp")
         for c in p["spec"].get("containers", []) + p["spec"].get("initContainers", [])
         if c["name"] == "istio-proxy"}
 print(" ".join(sorted(imgs)) or "none")'
 }
-proxies_are() { [ "$(proxy_images "$1")" = "registry.istio.io/testing/proxyv2:$2" ]; }
-replica_sets() { kubectl -n "$1" get rs -l app=web -o name | wc -l; }
-generation() { kubectl -n "$1" get deployment web -o jsonpath='{.metadata.generation}'; }
-cause_of() {
-  kubectl -n "$1" get deployment web -o jsonpath='{.spec.template.metadata.annotations.meshop\.io/restart-cause}'
+proxies_are() { [ "$(proxy_images "$1" "${3:-web}")" = "registry.istio.io/testing/proxyv2:$2" ]; }
+replica_sets() { kubectl -n "$1" get rs -l "app=${2:-web}" -o name | wc -l; }
+generation() { kubectl -n "$1" get deployment "${2:-web}" -o jsonpath='{.metadata.generation}'; }
+cause_of() {  # NS [NAME]
+  kubectl -n "$1" get deployment "${2:-web}" -o jsonpath='{.spec.template.metadata.annotations.meshop\.io/restart-cause}'
 }
 # A Warning Event REASON whose regarding object is KIND NAME (in namespace NS) and note has TEXT.
 event_seen() {  # NS KIND NAME REASON TEXT
@@ -111,13 +115,17 @@ for n in "$ns_a" "$ns_b"; do
   wait_for 60 "meshop injects in $n" probe "$n"
   kubectl -n "$n" create deployment web --image=registry.invalid/web:1 >/dev/null
 done
+kubectl -n "$ns_a" create deployment api --image=registry.invalid/api:1 >/dev/null
 for n in "$ns_a" "$ns_b"; do
   kubectl -n "$n" rollout status deployment/web --timeout=120s >/dev/null
   wait_for 30 "pods of $n on 1.30's proxy" proxies_are "$n" "$tag30"
 done
+kubectl -n "$ns_a" rollout status deployment/api --timeout=120s >/dev/null
+wait_for 30 "pods of api in $ns_a on 1.30's proxy" proxies_are "$ns_a" "$tag30" api
 
 # 1. The version gate: a move 1.30 -> 1.31 under maxVersionSkew Patch waits for an approval.
 gen_a=$(generation "$ns_a")
+gen_api=$(generation "$ns_a" api)
 kubectl label namespace "$ns_a" istio-injection- istio.io/rev=canary >/dev/null
 plan_needs_approval() {
   "$MESHOP_BIN" restart plan --control-plane-namespace "$cp" -n "$ns_a" > "$work/plan-a.txt" 2>&1 &&
@@ -129,9 +137,11 @@ cat "$work/plan-a.txt"
 "$MESHOP_BIN" restart plan --control-plane-namespace "$cp" -n "$ns_a" -o json | python3 -c '
 import json, sys
 w = json.load(sys.stdin)["workloads"]
-assert len(w) == 1 and w[0]["action"] == "ApprovalNeeded", w
-assert w[0]["currentVersion"] == "1.30" and w[0]["targetVersion"] == "1.31", w
-assert w[0]["maxVersionSkew"] == "Patch", w' || fail "JSON plan is not ApprovalNeeded 1.30 -> 1.31"
+assert sorted(e["name"] for e in w) == ["api", "web"], w
+for e in w:
+    assert e["action"] == "ApprovalNeeded", w
+    assert e["currentVersion"] == "1.30" and e["targetVersion"] == "1.31", w
+    assert e["maxVersionSkew"] == "Patch", w' || fail "JSON plan is not ApprovalNeeded 1.30 -> 1.31 for web and api"
 # The reconciler saw it too (its Event), and a few passes later nothing was restarted.
 wait_for 30 "a Warning Event RestartApprovalNeeded on Deployment web" \
   event_seen "$ns_a" Deployment web RestartApprovalNeeded "1.31"
@@ -152,6 +162,41 @@ grep -q "^approved Deployment/web -n $ns_a for canary@1.31" "$work/approve.txt" 
 wait_for 60 "pods of $ns_a restarted onto 1.31's proxy" proxies_are "$ns_a" "$tag31"
 [ "$(cause_of "$ns_a")" = RevisionChanged/canary ] || fail "restart cause '$(cause_of "$ns_a")'"
 [ "$(replica_sets "$ns_a")" = 2 ] || fail "Deployment web in $ns_a restarted more than once"
+# The approval was web's alone: api still waits.
+[ "$(generation "$ns_a" api)" = "$gen_api" ] && [ -z "$(cause_of "$ns_a" api)" ] ||
+  fail "Deployment api in $ns_a restarted by web's approval"
+proxies_are "$ns_a" "$tag30" api || fail "pods of api in $ns_a left 1.30 before an approval"
+
+# approve --all: the same checks as one workload's approve, then the IstioOperator's approval.
+approve_fails() {  # RC TEXT ARGS...: exits RC, says TEXT on stderr, writes nothing
+  local want=$1 text=$2 rc=0; shift 2
+  "$MESHOP_BIN" restart approve --control-plane-namespace "$cp" "$@" \
+    > "$work/approve-bad.out" 2> "$work/approve-bad.err" || rc=$?
+  [ "$rc" = "$want" ] || fail "approve $* exited $rc, not $want: $(cat "$work/approve-bad.err")"
+  grep -qF -e "$text" "$work/approve-bad.err" || fail "approve $*: '$(cat "$work/approve-bad.err")' does not say '$text'"
+}
+approve_fails 2 "with --all the argument is an IstioOperator name" --all Deployment/api
+approve_fails 2 "-n does not apply" --all -n "$ns_a"
+approve_fails 2 "approve takes KIND/NAME and -n NAMESPACE" Deployment/ -n "$ns_a"
+approve_fails 1 "no IstioOperator nosuch in the cluster" --all nosuch
+approve_fails 1 "IstioOperator default holds no move for approval" --all default
+approve_fails 1 "needs no approval (plan: " Deployment/web -n "$ns_a"
+[ -z "$(kubectl -n "$cp" get istiooperator canary -o jsonpath='{.metadata.annotations.meshop\.io/restart-approved}')" ] ||
+  fail "a refused approve --all wrote on IstioOperator canary"
+"$MESHOP_BIN" restart approve --control-plane-namespace "$cp" --all > "$work/approve-all.txt"
+cat "$work/approve-all.txt"
+[ "$(cat "$work/approve-all.txt")" = "approved IstioOperator/canary -n $cp for canary@1.31" ] ||
+  fail "approve --all did not approve IstioOperator canary alone for canary@1.31"
+[ "$(kubectl -n "$cp" get istiooperator canary -o jsonpath='{.metadata.annotations.meshop\.io/restart-approved}')" = canary@1.31 ] ||
+  fail "meshop.io/restart-approved on IstioOperator canary is not canary@1.31"
+[ -z "$(kubectl -n "$ns_a" get deployment api -o jsonpath='{.metadata.annotations.meshop\.io/restart-approved}')" ] ||
+  fail "approve --all wrote on Deployment api"
+wait_for 60 "pods of api in $ns_a restarted onto 1.31's proxy" proxies_are "$ns_a" "$tag31" api
+[ "$(cause_of "$ns_a" api)" = RevisionChanged/canary ] || fail "api's restart cause '$(cause_of "$ns_a" api)'"
+[ "$(replica_sets "$ns_a" api)" = 2 ] || fail "Deployment api in $ns_a restarted more than once"
+"$MESHOP_BIN" restart approve --control-plane-namespace "$cp" --all > "$work/approve-none.txt"
+grep -qx "Nothing waits for approval." "$work/approve-none.txt" || fail "approve --all with nothing held: $(cat "$work/approve-none.txt")"
+echo "approvals done after $((SECONDS - t_start)) s"
 
 # 2. The deadline: a closed window, maxStaleness 20s, restartAfterDeadline.
 start=$(date -u -d '+2 hours' +%H:%M)
@@ -201,5 +246,14 @@ conds=$(kubectl -n "$cp" get istiooperator canary -o jsonpath='{range .status.co
 echo "--- RestartsOverdue now: $conds (True seen while overdue: $overdue_seen)"
 [ "$overdue_seen" = yes ] || [[ "$conds" == "True StalePastMaxStaleness:"*"Deployment/$ns_b/web"* ]] ||
   fail "RestartsOverdue=True naming Deployment/$ns_b/web never seen"
+
+# Up to date again: RestartsOverdue False, the stale-since record removed.
+overdue_lifted() {
+  [ "$(kubectl -n "$cp" get istiooperator canary -o jsonpath='{range .status.conditions[?(@.type=="RestartsOverdue")]}{.status} {.reason}: {.message}{end}')" = \
+    "False NoneOverdue: no workload is stale past maxStaleness" ] && [ -z "$(stale_since)" ]
+}
+t_done=$SECONDS
+wait_for 30 "RestartsOverdue False and meshop.io/stale-since removed" overdue_lifted
+echo "RestartsOverdue False and stale-since removed $((SECONDS - t_done)) s after the restart was seen; generation of web in $ns_b: $(generation "$ns_b")"
 echo "total $((SECONDS - t_start)) s"
 echo PASS

@@ -4,9 +4,12 @@
 // against a scripted apiserver whose informer stores lag behind the restarts they start.
 #include "reconcilers/restarts.hpp"
 
+#include <ctime>
+
 #include <gtest/gtest.h>
 
 #include "api/json.hpp"
+#include "operator/manifest/chart_sets.hpp"
 #include "operator/metrics/registry.hpp"
 #include "test/support/chart_set_sources.hpp"
 #include "test/unit/kube/fake_apiserver.hpp"
@@ -304,11 +307,30 @@ class RestartsPass : public ::testing::Test {
         "availableReplicas":1}})";
   }
 
-  std::unique_ptr<RestartsReconciler> reconciler() {
+  // web's one pod, injected by `revision` with `image`.
+  void set_pod(const std::string& name, const std::string& revision, const std::string& image) {
+    rapidjson::Document pod = json(restart::pod(name, revision, image));
+    auto& a = pod.GetAllocator();
+    pod.AddMember("kind", "Pod", a);
+    pod["metadata"].AddMember("namespace", "apps", a);
+    pod["metadata"].AddMember("uid", rapidjson::Value((name + "-uid").c_str(), a), a);
+    rapidjson::Document refs = json(R"([{"apiVersion":"apps/v1","kind":"ReplicaSet",
+        "name":"web-1","uid":"rs-uid","controller":true}])");
+    pod["metadata"].AddMember("ownerReferences", rapidjson::Value().CopyFrom(refs, a), a);
+    std::vector<rapidjson::Document> pods;
+    pods.push_back(std::move(pod));
+    pods_.replace(std::move(pods));
+  }
+
+  // With `default_istio_version`, a second reconciler (without metrics: the registry has the
+  // first one's families).
+  std::unique_ptr<RestartsReconciler> reconciler(const std::string& default_istio_version = "") {
     RestartsConfig c = config();
     c.cache = &cache_;
-    return std::make_unique<RestartsReconciler>(client_, c, &registry_, nullptr,
-                                                [this] { return now_; });
+    c.default_istio_version = default_istio_version;
+    return std::make_unique<RestartsReconciler>(
+        client_, c, default_istio_version.empty() ? &registry_ : nullptr, nullptr,
+        [this] { return now_; });
   }
 
   api::Result<PassReport> pass(RestartsReconciler& r) {
@@ -395,6 +417,46 @@ TEST_F(RestartsPass, ARestartNeverShownIsForgottenAfterTheRolloutTimeout) {
   EXPECT_EQ(later->started, (std::vector<std::string>{"Deployment/apps/web"}));
   EXPECT_EQ(restart_patches_, 2);
   EXPECT_EQ(started_total(), "2");
+}
+
+// The version gate between a revision whose IstioOperator sets no spec.version and one with a
+// versioned proxy: the unversioned one installs the bundled default (the install path's
+// manifest::default_chart_set()), and the pass plans with that version unless told another.
+TEST_F(RestartsPass, AnUnversionedRevisionIsOnTheBundledDefaultVersion) {
+  iops_.replace(docs({R"({"apiVersion":"install.istio.io/v1alpha1","kind":"IstioOperator",
+        "metadata":{"namespace":"istio-system","name":"default"},"spec":{"profile":"default"},
+        "status":{"status":"HEALTHY"}})",
+                      R"({"apiVersion":"install.istio.io/v1alpha1","kind":"IstioOperator",
+        "metadata":{"namespace":"istio-system","name":"canary"},
+        "spec":{"revision":"canary","restarts":{"mode":"Auto","maxConcurrent":1,
+          "minInterval":"0s","rolloutTimeout":"2m","maxVersionSkew":"Patch"}},
+        "status":{"status":"HEALTHY"}})"}));
+  // The running proxy's image names no version (a digest): its revision's IstioOperator decides.
+  set_pod("web-1-a", "default", "hub/proxyv2@sha256:0123");
+  const std::string bundled = manifest::default_chart_set().version;
+  ASSERT_FALSE(bundled.empty());
+
+  auto r = reconciler();
+  auto report = pass(*r);
+  ASSERT_TRUE(report.ok()) << report.message();
+  ASSERT_EQ(report->plan.size(), 1u);
+  const restart::PlanEntry& e = report->plan[0];
+  EXPECT_EQ(e.current_version, bundled) << "the default revision installs the bundled default";
+  // The canary's proxy is meshop's built-in configuration's (a 1.27 tag): another minor.
+  EXPECT_EQ(e.target_version.rfind("1.27", 0), 0u) << e.target_version;
+  EXPECT_EQ(e.action, restart::Action::kApprovalNeeded) << e.why;
+  EXPECT_EQ(e.why, "Istio " + bundled + " -> " + e.target_version +
+                       " exceeds maxVersionSkew Patch; approve with meshop restart approve "
+                       "Deployment/web -n apps");
+  EXPECT_EQ(restart_patches_, 0);
+
+  // Told another default (one minor with the target): the same move may go.
+  auto told = reconciler("1.27");
+  auto again = pass(*told);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(again->plan[0].current_version, "1.27");
+  EXPECT_EQ(again->plan[0].action, restart::Action::kRestart) << again->plan[0].why;
+  EXPECT_EQ(restart_patches_, 1);
 }
 
 // A halted wave (status.restarts.wave, as a previous process left it) starts nothing, shows its
@@ -500,6 +562,209 @@ TEST_F(RestartsHalt, ResumeLiftsTheHaltRestartsAndRemovesTheAnnotation) {
   now_ += std::chrono::seconds(2);
   ASSERT_TRUE(pass(*r).ok());
   EXPECT_EQ(iop_patches_.size(), 1u);
+}
+
+// spec.restarts.maxStaleness under a closed maintenance window: the first pass that sees the
+// cause records meshop.io/stale-since on the workload's metadata, once; past the deadline the
+// IstioOperator's condition RestartsOverdue turns True and names it (and, with
+// restartAfterDeadline, the workload is restarted outside the window); once the workload is up
+// to date the condition turns False and the record is removed, so that a later episode of the
+// same cause starts its own clock.
+class RestartsDeadline : public RestartsPass {
+ protected:
+  void SetUp() override {
+    RestartsPass::SetUp();
+    std::tm tm{};
+    tm.tm_year = 126;
+    tm.tm_mon = 11;
+    tm.tm_mday = 2;
+    tm.tm_hour = 10;
+    now_ = std::chrono::system_clock::from_time_t(timegm(&tm));  // 2026-12-02T10:00:00Z
+    set_iop(false, "[]");
+    auto scripted = server_.handler;
+    server_.handler = [this, scripted](const kube::fake::Exchange& ex) {
+      using kube::fake::response;
+      if (ex.method == "PATCH" && ex.target == "/apis/apps/v1/namespaces/apps/deployments/web" &&
+          ex.body.find("meshop.io/stale-since") != std::string::npos) {
+        stale_patches_.push_back(ex.body);
+        return kube::fake::Script{{response(200, web(++generation_, ""))}};
+      }
+      if (ex.method == "PATCH" &&
+          ex.target ==
+              "/apis/install.istio.io/v1alpha1/namespaces/istio-system/istiooperators/"
+              "canary/status")
+        status_patches_.push_back(ex.body);
+      return scripted(ex);
+    };
+  }
+
+  // The canary IstioOperator: window 02:00-03:00 (closed at 10:00), maxStaleness 1h, and
+  // `conditions` as the apiserver holds them.
+  void set_iop(bool restart_after_deadline, const std::string& conditions) {
+    iops_.replace(docs({R"({"apiVersion":"install.istio.io/v1alpha1","kind":"IstioOperator",
+        "metadata":{"namespace":"istio-system","name":"canary","generation":2},
+        "spec":{"revision":"canary","restarts":{"mode":"Auto","maxConcurrent":1,
+          "minInterval":"0s","rolloutTimeout":"2m",
+          "maintenanceWindow":{"start":"02:00","end":"03:00"},"maxStaleness":"1h",
+          "restartAfterDeadline":)" +
+                        std::string(restart_after_deadline ? "true" : "false") + R"(}},
+        "status":{"status":"HEALTHY","conditions":)" +
+                        conditions + "}}"}));
+  }
+
+  // The Deployment as the store shows it, with meshop.io/stale-since = `record` ("" = none).
+  void set_web(const std::string& record, const std::string& restart_patch = "") {
+    rapidjson::Document d = json(web(generation_, restart_patch));
+    if (!record.empty()) {
+      auto& a = d.GetAllocator();
+      rapidjson::Value ann(rapidjson::kObjectType);
+      ann.AddMember("meshop.io/stale-since", rapidjson::Value(record.c_str(), a), a);
+      d["metadata"].AddMember("annotations", ann, a);
+    }
+    deployments_.apply(std::move(d));
+  }
+
+  // The RestartsOverdue condition of status patch `i`; null when the patch writes none.
+  const rapidjson::Value* overdue_in(std::size_t i) {
+    patch_ = json(status_patches_.at(i));
+    const rapidjson::Value* conds = api::find(patch_, "/status/conditions");
+    if (conds == nullptr) return nullptr;
+    for (const rapidjson::Value& c : conds->GetArray())
+      if (api::string_at(c, {"type"}) == "RestartsOverdue") return &c;
+    return nullptr;
+  }
+
+  static std::string record_patch(const std::string& value) {
+    return R"({"metadata":{"annotations":{"meshop.io/stale-since":)" + value + "}}}";
+  }
+
+  std::vector<std::string> stale_patches_, status_patches_;
+  rapidjson::Document patch_;
+};
+
+TEST_F(RestartsDeadline, OverdueTurnsTrueWithItsReasonAndBackToFalseOnceUpToDate) {
+  auto r = reconciler();
+  auto first = pass(*r);
+  ASSERT_TRUE(first.ok()) << first.message();
+  ASSERT_EQ(first->plan.size(), 1u);
+  EXPECT_EQ(first->plan[0].action, restart::Action::kDeferred) << first->plan[0].why;
+  EXPECT_FALSE(first->plan[0].overdue);
+  ASSERT_EQ(stale_patches_.size(), 1u);
+  EXPECT_EQ(stale_patches_[0], record_patch(R"("2026-12-02T10:00:00Z RevisionChanged/canary")"));
+  ASSERT_EQ(status_patches_.size(), 1u);
+  EXPECT_EQ(overdue_in(0), nullptr) << "nothing overdue, nothing was: no condition";
+  const std::string target_image = first->plan[0].plan.target_proxy_image;
+  ASSERT_FALSE(target_image.empty());
+
+  // A lagging store (no record yet), then the record: written once, not on every pass.
+  now_ += std::chrono::seconds(2);
+  ASSERT_TRUE(pass(*r).ok());
+  EXPECT_EQ(stale_patches_.size(), 1u) << "rewritten while the store lags";
+  set_web("2026-12-02T10:00:00Z RevisionChanged/canary");
+  now_ += std::chrono::minutes(30);
+  auto half = pass(*r);
+  ASSERT_TRUE(half.ok()) << half.message();
+  EXPECT_EQ(stale_patches_.size(), 1u);
+  EXPECT_TRUE(half->plan[0].stale_since_recorded);
+  EXPECT_EQ(restart::rfc3339(half->plan[0].stale_since), "2026-12-02T10:00:00Z");
+  EXPECT_FALSE(half->plan[0].overdue);
+
+  // Past the deadline: the condition, naming the workload; not restarted (only reported).
+  now_ += std::chrono::minutes(31);
+  auto late = pass(*r);
+  ASSERT_TRUE(late.ok()) << late.message();
+  EXPECT_TRUE(late->plan[0].overdue);
+  EXPECT_EQ(late->plan[0].action, restart::Action::kDeferred) << late->plan[0].why;
+  EXPECT_EQ(restart_patches_, 0);
+  EXPECT_EQ(stale_patches_.size(), 1u);
+  const std::size_t with_true = status_patches_.size() - 1;
+  const rapidjson::Value* c = overdue_in(with_true);
+  ASSERT_NE(c, nullptr) << status_patches_.back();
+  EXPECT_EQ(api::string_at(*c, {"status"}), "True");
+  EXPECT_EQ(api::string_at(*c, {"reason"}), "StalePastMaxStaleness");
+  EXPECT_EQ(api::string_at(*c, {"message"}),
+            "1 workload stale past maxStaleness: Deployment/apps/web");
+  EXPECT_EQ(api::string_at(*c, {"lastTransitionTime"}), restart::rfc3339(now_));
+  EXPECT_EQ((*c)["observedGeneration"].GetInt64(), 2);
+  // Another pass: nothing new to write.
+  now_ += std::chrono::seconds(2);
+  ASSERT_TRUE(pass(*r).ok());
+  EXPECT_EQ(status_patches_.size(), with_true + 1);
+  EXPECT_EQ(stale_patches_.size(), 1u);
+
+  // The apiserver holds the condition (beside another reconciler's); the workload's pods are
+  // replaced (by a person) and match canary: False, the other condition kept, the record
+  // removed once.
+  set_iop(false, R"([{"type":"Reconciled","status":"True","reason":"Installed","message":""},
+      {"type":"RestartsOverdue","status":"True","reason":"StalePastMaxStaleness",
+       "message":"1 workload stale past maxStaleness: Deployment/apps/web",
+       "lastTransitionTime":"2026-12-02T11:01:00Z"}])");
+  set_pod("web-1-b", "canary", target_image);
+  now_ += std::chrono::minutes(2);
+  auto done = pass(*r);
+  ASSERT_TRUE(done.ok()) << done.message();
+  ASSERT_EQ(done->plan.size(), 1u);
+  EXPECT_EQ(done->plan[0].action, restart::Action::kNone) << done->plan[0].why;
+  ASSERT_EQ(status_patches_.size(), with_true + 2);
+  c = overdue_in(with_true + 1);
+  ASSERT_NE(c, nullptr) << status_patches_.back();
+  EXPECT_EQ(api::string_at(*c, {"status"}), "False");
+  EXPECT_EQ(api::string_at(*c, {"reason"}), "NoneOverdue");
+  EXPECT_EQ(api::string_at(*c, {"message"}), "no workload is stale past maxStaleness");
+  const rapidjson::Value& conds = patch_["status"]["conditions"];
+  ASSERT_EQ(conds.Size(), 2u);
+  EXPECT_EQ(api::string_at(conds[0], {"type"}), "Reconciled") << "another writer's, kept";
+  ASSERT_EQ(stale_patches_.size(), 2u);
+  EXPECT_EQ(stale_patches_[1], record_patch("null"));
+  now_ += std::chrono::seconds(2);
+  ASSERT_TRUE(pass(*r).ok());  // the store still shows the record
+  EXPECT_EQ(stale_patches_.size(), 2u) << "removed again while the store lags";
+  set_web("");
+  set_iop(false, R"([{"type":"RestartsOverdue","status":"False","reason":"NoneOverdue",
+       "message":"no workload is stale past maxStaleness"}])");
+  now_ += std::chrono::seconds(2);
+  ASSERT_TRUE(pass(*r).ok());
+  EXPECT_EQ(stale_patches_.size(), 2u);
+  EXPECT_EQ(status_patches_.size(), with_true + 2) << "False already on the object";
+
+  // The same cause again later (the namespace moved away and back; the pods on default): a new
+  // record from now, not overdue by the old episode's clock.
+  set_pod("web-1-c", "default", "hub/proxyv2:1.0");
+  now_ += std::chrono::hours(1);
+  auto again = pass(*r);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_FALSE(again->plan[0].overdue);
+  ASSERT_EQ(stale_patches_.size(), 3u);
+  EXPECT_EQ(stale_patches_[2],
+            record_patch("\"" + restart::rfc3339(now_) + " RevisionChanged/canary\""));
+}
+
+TEST_F(RestartsDeadline, PastTheDeadlineRestartsOutsideTheWindowWhenAsked) {
+  set_iop(true, "[]");
+  set_web("2026-12-02T10:00:00Z RevisionChanged/canary");
+  auto r = reconciler();
+  now_ += std::chrono::minutes(59);
+  auto before = pass(*r);
+  ASSERT_TRUE(before.ok()) << before.message();
+  EXPECT_EQ(before->plan[0].action, restart::Action::kDeferred) << before->plan[0].why;
+  EXPECT_EQ(restart_patches_, 0);
+  EXPECT_TRUE(stale_patches_.empty()) << "the store's record is read, not rewritten";
+
+  now_ += std::chrono::minutes(2);
+  auto late = pass(*r);
+  ASSERT_TRUE(late.ok()) << late.message();
+  EXPECT_EQ(late->started, (std::vector<std::string>{"Deployment/apps/web"}));
+  EXPECT_EQ(restart_patches_, 1);
+  EXPECT_NE(last_restart_patch_.find("RevisionChanged/canary"), std::string::npos);
+  EXPECT_NE(late->plan[0].why.find("past maxStaleness 1h: restarted outside the maintenance "
+                                   "window"),
+            std::string::npos)
+      << late->plan[0].why;
+  ASSERT_FALSE(status_patches_.empty());
+  const rapidjson::Value* c = overdue_in(status_patches_.size() - 1);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(api::string_at(*c, {"status"}), "True");
+  EXPECT_TRUE(stale_patches_.empty());
 }
 
 }  // namespace

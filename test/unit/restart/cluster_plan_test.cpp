@@ -55,6 +55,10 @@ class ClusterPlan : public ::testing::Test {
       Desired d;
       d.inject = true;
       d.revision = revision;
+      if (auto it = proxy_images_.find(revision); it != proxy_images_.end())
+        d.proxy_image = it->second;
+      if (auto it = fingerprints_.find(revision); it != fingerprints_.end())
+        d.fingerprint = it->second;
       return d;
     };
     std::map<std::string, PlanEntry> by_name;
@@ -66,6 +70,8 @@ class ClusterPlan : public ::testing::Test {
   ClusterView view_;
   ClusterPlanOptions options_;
   std::set<std::string> known_{"default", "canary"};
+  // What injection gives now per revision (unset: no image / fingerprint to compare).
+  std::map<std::string, std::string> proxy_images_, fingerprints_;
 };
 
 TEST_F(ClusterPlan, RelabelledNamespaceRestartsUnderTheCanaryPolicy) {
@@ -79,6 +85,70 @@ TEST_F(ClusterPlan, RelabelledNamespaceRestartsUnderTheCanaryPolicy) {
   EXPECT_EQ(web.policy_source, "istio-system/canary-iop");
   EXPECT_EQ(web.plan.current_revision, "default");
   EXPECT_EQ(plan.at("ns-b/api").action, Action::kNone);
+}
+
+// A workload up to date that still carries a meshop.io/stale-since record is marked for its
+// removal; a stale one's record is read, not marked.
+TEST_F(ClusterPlan, AStaleSinceRecordLeftOnAnUpToDateWorkloadIsMarked) {
+  add_deployment("ns-b", "api", {"default"});
+  add_deployment("ns-a", "web", {"default"});
+  EXPECT_FALSE(run().at("ns-b/api").stale_since_left);
+  for (std::size_t i : {std::size_t{0}, std::size_t{2}}) {
+    rapidjson::Document& w = view_.workloads.edit(i);
+    rapidjson::Document ann =
+        parse(R"({"meshop.io/stale-since":"2026-12-02T10:00:00Z RevisionChanged/canary"})");
+    w["metadata"].AddMember("annotations", rapidjson::Value().CopyFrom(ann, w.GetAllocator()),
+                            w.GetAllocator());
+  }
+  auto plan = run();
+  EXPECT_EQ(plan.at("ns-b/api").action, Action::kNone);
+  EXPECT_TRUE(plan.at("ns-b/api").stale_since_left);
+  EXPECT_EQ(plan.at("ns-a/web").action, Action::kRestart);
+  EXPECT_TRUE(plan.at("ns-a/web").stale_since_recorded);
+  EXPECT_FALSE(plan.at("ns-a/web").stale_since_left);
+}
+
+// A proxy image or template change recurs for the same revision at every upgrade: the cause
+// names the image (fingerprint) the restart is for, so the previous upgrade's record on the
+// pod template is not taken for a restart under way.
+TEST_F(ClusterPlan, ARecurringProxyOrTemplateChangeIsANewCause) {
+  add_deployment("ns-a", "web", {"canary"});
+  rapidjson::Document& pod = view_.pods.edit(0);
+  pod["metadata"]["annotations"].AddMember("meshop.io/injector-fingerprint", "f1",
+                                           pod.GetAllocator());
+  auto record = [&](const std::string& cause) {
+    rapidjson::Document& w = view_.workloads.edit(0);
+    rapidjson::Document ann = parse(R"({"kubectl.kubernetes.io/restartedAt":"2020-01-01T00:00:00Z",
+        "meshop.io/restart-cause":")" +
+                                    cause + R"("})");
+    auto& meta = w["spec"]["template"]["metadata"];
+    if (meta.HasMember("annotations")) meta.RemoveMember("annotations");
+    meta.AddMember("annotations", rapidjson::Value().CopyFrom(ann, w.GetAllocator()),
+                   w.GetAllocator());
+  };
+  proxy_images_["canary"] = "hub/proxyv2:1.1";  // the pod runs hub/proxyv2:1.0
+  PlanEntry e = run().at("ns-a/web");
+  EXPECT_EQ(e.cause, "ProxyImageChanged/canary/hub/proxyv2:1.1");
+  EXPECT_EQ(e.action, Action::kRestart) << e.why;
+  record("ProxyImageChanged/canary/hub/proxyv2:1.0");  // the upgrade before
+  EXPECT_EQ(run().at("ns-a/web").action, Action::kRestart) << run().at("ns-a/web").why;
+  record("ProxyImageChanged/canary");  // as meshop recorded it before causes named the image
+  EXPECT_EQ(run().at("ns-a/web").action, Action::kRestart)
+      << "an earlier upgrade's restart is not this one's";
+  record("ProxyImageChanged/canary/hub/proxyv2:1.1");
+  EXPECT_EQ(run().at("ns-a/web").action, Action::kInProgress) << "restarted for this image";
+
+  proxy_images_.clear();
+  fingerprints_["canary"] = "f2";
+  rapidjson::Document& canary = view_.istio_operators.edit(1);
+  canary["spec"]["restarts"].AddMember("includeTemplateChanges", true, canary.GetAllocator());
+  e = run().at("ns-a/web");
+  EXPECT_EQ(e.cause, "TemplateChanged/canary/f2");
+  EXPECT_EQ(e.action, Action::kRestart) << e.why;
+  record("TemplateChanged/canary/f1");
+  EXPECT_EQ(run().at("ns-a/web").action, Action::kRestart);
+  record("TemplateChanged/canary/f2");
+  EXPECT_EQ(run().at("ns-a/web").action, Action::kInProgress);
 }
 
 TEST_F(ClusterPlan, DefaultPolicyIsDryRunAndOptOutSkips) {
@@ -438,6 +508,26 @@ TEST_F(GatePlan, VersionsFallBackToSpecVersionAndTheBundledDefault) {
   options_.default_istio_version = "1.30";
   EXPECT_EQ(run(soon_).at("ns-a/web").current_version, "1.30");
   EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kApprovalNeeded);
+}
+
+// A revision's version is what its IstioOperator installs: spec.installPackagePath renders a
+// release's manifests/ of a version the plan cannot know (no gate), unless it names a bundled
+// chart set; the bundled default only stands in when neither field is set.
+TEST_F(GatePlan, InstallPackagePathIsNotTheBundledDefault) {
+  set_canary_restarts(R"({"mode":"Auto","maxVersionSkew":"Patch"})");
+  rapidjson::Document& p = view_.pods.edit(0);
+  p["spec"]["containers"][1]["image"].SetString("hub/proxyv2@sha256:abc");
+  options_.default_istio_version = "1.30";
+  rapidjson::Document& def = view_.istio_operators.edit(0);
+  ASSERT_EQ(api::string_at(def, {"spec", "revision"}), "") << "the default revision's";
+  def["spec"].AddMember("installPackagePath", "/releases/istio-1.29/manifests", def.GetAllocator());
+  PlanEntry e = run(soon_).at("ns-a/web");
+  EXPECT_EQ(e.current_version, "") << "a release's manifests/ of an unknown version";
+  EXPECT_EQ(e.action, Action::kRestart) << e.why;
+  def["spec"]["installPackagePath"].SetString("bundled:1.30");
+  e = run(soon_).at("ns-a/web");
+  EXPECT_EQ(e.current_version, "1.30");
+  EXPECT_EQ(e.action, Action::kApprovalNeeded);
 }
 
 TEST_F(GatePlan, OverdueRestartsOutsideTheWindowOnlyWhenAsked) {
