@@ -289,7 +289,7 @@ asio::awaitable<void> WebhookServer::Impl::session(std::shared_ptr<Connection> c
       if (peek_ec != asio::error::would_block) co_return;
     }
   }
-  conn->idle = false;  // the client has begun: a shutdown lets it have its answer
+  conn->idle = false;  // the client has begun its handshake: a shutdown lets it finish
   auto tls = certificate.current();
   conn->start_tls(std::move(tls));
   auto& stream = *conn->stream;
@@ -327,10 +327,13 @@ asio::awaitable<bool> WebhookServer::Impl::serve_requests(std::shared_ptr<Connec
     if (buffer.size() == 0) {
       // Between requests: wait for the next one's first bytes (through TLS: records may be
       // buffered below it) for at most idle_timeout. A shutdown closes connections waiting
-      // here, except one that has not had its first request yet (it is already talking).
-      conn->idle = !first;
+      // here. One whose handshake ended after that (it was accepted before the listener
+      // closed and is about to send its first request) gets a second for it.
+      conn->idle = true;
       if (stopping && !first) co_return false;
-      tcp_layer.expires_after(options.idle_timeout);
+      tcp_layer.expires_after(stopping ? std::min<std::chrono::steady_clock::duration>(
+                                             options.idle_timeout, std::chrono::seconds(1))
+                                       : std::chrono::steady_clock::duration(options.idle_timeout));
       auto [rec, got] = co_await stream.async_read_some(buffer.prepare(4096), kUse);
       if (rec) co_return false;
       buffer.commit(got);  // bytes that arrived: answered, even in a shutdown
