@@ -175,6 +175,7 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   // On the signal's thread (not the control loop, which may be busy): the webhook starts
   // draining while /readyz already says 503.
   mo.on_shutdown = [&server] { server.shutdown(); };
+  mo.drained = [&server] { return server.drained(); };
   runtime::Manager manager(control, clock, runtime_metrics, mo);
   runtime::KubeLeaseLock lease(client, opts.ns, opts.lease_name);
   if (opts.leader_elect) manager.set_lease_lock(lease);

@@ -245,6 +245,8 @@ asio::awaitable<void> Manager::main() {
               {{"controllers", running_controllers_}});
   }
   if (elector_ && elector_->is_leader() && !lease_lost_) co_await elector_->release();
+  if (options_.drained)
+    co_await wait_until([this] { return options_.drained(); }, std::chrono::milliseconds(20));
   for (Informer* i : informers_)
     i->stop();
   exit_code_ = lease_lost_ ? 1 : 0;

@@ -56,6 +56,10 @@ struct ManagerOptions {
   // that began it, after /readyz turned 503 and before the control loop hears of it: work that
   // must not wait for a busy control loop, e.g. WebhookServer::shutdown(). Thread-safe, quick.
   std::function<void()> on_shutdown = nullptr;
+  // After a shutdown's controllers are done, run() keeps serving /readyz (503) until this is
+  // true (polled, thread-safe), e.g. WebhookServer::drained(): a load balancer sees 503, not
+  // a refused connection, while the webhook drains.
+  std::function<bool()> drained = nullptr;
 };
 
 // hostname + "_" + 16 random hex digits, like controller-runtime's identity.

@@ -562,6 +562,10 @@ bool WebhookServer::draining() const {
 }
 
 bool WebhookServer::drained() const {
+  {
+    std::lock_guard life(impl_->life_mu);
+    if (!impl_->ioc) return impl_->shutdown_called;  // never started, or stopped
+  }
   std::lock_guard lock(impl_->mu);
   return impl_->drained_locked();
 }

@@ -110,7 +110,8 @@ class WebhookServer {
   void shutdown();
   // True from the start of a shutdown (or of stop()).
   bool draining() const;
-  // True once a shutdown has ended: no connection left, or drain_timeout passed.
+  // True once a shutdown has ended: no connection left, or drain_timeout passed (or at once
+  // when shutdown() came before start()).
   bool drained() const;
   // False when a thread stuck in a request had to be abandoned (see above).
   bool stop();
