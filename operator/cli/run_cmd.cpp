@@ -19,13 +19,17 @@
 //   meshop run [--kubeconfig K] [--context C] [--namespace istio-system]
 //              [--local] [--webhook-addr 127.0.0.1:15017] [--webhook-service meshop-webhook]
 //              [--health-addr 127.0.0.1:8081] [--leader-elect] [--restarts=true|false]
+//              [--drain-delay 2s] [--drain-timeout 5s]
 //
 // --local is for a meshop running outside the cluster (development, tests): the webhook
 // configurations call `https://127.0.0.1:<port of --webhook-addr>` and the serving certificate
 // names 127.0.0.1. Otherwise they call the Service --webhook-service in --namespace (port 443),
 // which a meshop Deployment puts in front of this process.
-// SIGTERM/SIGINT: controllers finish what they are doing, the lease is released, the webhook
-// answers the requests in progress, exit 0. Losing the lease exits 1.
+// SIGTERM/SIGINT: /readyz turns 503 at once and the webhook drains (server.hpp shutdown():
+// answers say Connection: close; after --drain-delay the listener closes and idle connections
+// are closed; requests in progress are answered; at most --drain-timeout), while controllers
+// finish what they are doing and the lease is released; exit 0. A second signal exits at once
+// (1). Losing the lease exits 1.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -43,6 +47,7 @@
 #include "operator/cli/cli.hpp"
 #include "operator/cli/cluster.hpp"
 #include "operator/cli/commands.hpp"
+#include "operator/cli/drain.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
 #include "operator/log/log.hpp"
@@ -81,6 +86,8 @@ struct RunOptions {
   bool restarts = true;
   std::string native_sidecars;
   unsigned threads = 0;
+  std::string drain_delay = "2s";
+  std::string drain_timeout = "5s";
 };
 
 std::string secret_value(const rapidjson::Value& secret, const char* key) {
@@ -110,6 +117,9 @@ int run_operator(const RunOptions& opts, Context& ctx) {
                "name it)\n";
     return kExitUsage;
   }
+
+  auto drain = drain_settings(opts.drain_delay, opts.drain_timeout, ctx.err);
+  if (!drain) return kExitUsage;
 
   asio::io_context control;
   std::shared_ptr<kube::Client> client =
@@ -152,6 +162,8 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   so.address = opts.webhook_address;
   so.default_revision = "default";
   so.threads = opts.threads;
+  so.drain_delay = drain->delay;
+  so.drain_timeout = drain->timeout;
   webhook::WebhookServer server(so, revisions_store, certificate, engine, &webhook_metrics);
 
   runtime::Cache cache(runtime::kube_sources(client), control.get_executor(), clock);
@@ -160,6 +172,10 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   mo.leader_election = opts.leader_elect;
   mo.leader_election_config.identity = runtime::default_identity();
   mo.not_ready = [&server] { return server.stuck_reason(); };
+  // On the signal's thread (not the control loop, which may be busy): the webhook starts
+  // draining while /readyz already says 503.
+  mo.on_shutdown = [&server] { server.shutdown(); };
+  mo.drained = [&server] { return server.drained(); };
   runtime::Manager manager(control, clock, runtime_metrics, mo);
   runtime::KubeLeaseLock lease(client, opts.ns, opts.lease_name);
   if (opts.leader_elect) manager.set_lease_lock(lease);
@@ -277,6 +293,7 @@ void add_run_command(CLI::App& root, Context& ctx) {
                   "$ENABLE_NATIVE_SIDECARS or auto: from the nodes' kubelet versions)");
   cmd->add_option("--threads", opts->threads, "Webhook server threads (0 = one per core)")
       ->capture_default_str();
+  add_drain_options(*cmd, opts->drain_delay, opts->drain_timeout);
   cmd->callback([opts, &ctx] { ctx.action = [opts, &ctx] { return run_operator(*opts, ctx); }; });
 }
 

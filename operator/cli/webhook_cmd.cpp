@@ -4,6 +4,7 @@
 //                  [--revision default] [--metrics-addr 127.0.0.1:15014] [--threads N]
 //                  [--kubeconfig K [--context C] --namespace istio-system]
 //                  [--native-sidecars auto|true|false] [--memoize-entries N]
+//                  [--drain-delay 2s] [--drain-timeout 5s]
 //
 // Where the injector configuration comes from (exactly one):
 //   --config-dir DIR   files config, values[, mesh] (as istiod's /var/lib/istio/inject),
@@ -14,30 +15,40 @@
 //   neither            the injector ConfigMaps an install of the bundled default chart set
 //                      renders for --revision (manifest/injector_defaults.hpp)
 // The HTTPS server answers /inject for --revision and /inject/rev/<r> for revision <r> (see
-// operator/webhook/path_params.hpp); /metrics and /readyz are on --metrics-addr (plain HTTP).
+// operator/webhook/path_params.hpp); /metrics and /readyz are on --metrics-addr (plain HTTP),
+// served by a thread of their own (never behind the control loop's work).
 // Answers of identical reviews are memoized (operator/webhook/injection_cache.hpp): at most
 // --memoize-entries of them (0 turns memoization off, e.g. to benchmark the engine over HTTPS).
-// The certificate files are watched and reloaded without dropping requests. SIGTERM/SIGINT stop
-// it cleanly (requests in progress are answered).
+// The certificate files are watched and reloaded without dropping requests. SIGTERM/SIGINT:
+// /readyz turns 503 at once and the server drains (server.hpp shutdown(): answers say
+// Connection: close; after --drain-delay the listener closes and idle connections are closed;
+// requests in progress are answered; at most --drain-timeout), then exit 0. A second signal
+// exits at once (1).
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "api/json.hpp"
 #include "operator/cli/cli.hpp"
 #include "operator/cli/cluster.hpp"
 #include "operator/cli/commands.hpp"
+#include "operator/cli/drain.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
 #include "operator/log/log.hpp"
@@ -70,6 +81,8 @@ struct WebhookOptions {
   std::string native_sidecars;
   unsigned threads = 0;
   std::size_t memoize_entries = webhook::InjectionCacheLimits{}.max_entries;
+  std::string drain_delay = "2s";
+  std::string drain_timeout = "5s";
 };
 
 // The cluster side: kube client, ConfigMap informer, Event recorder. Lives on the control
@@ -113,9 +126,29 @@ asio::awaitable<void> poll_files(asio::steady_timer& timer, const bool& stopping
   }
 }
 
+// After SIGTERM, on the control loop: waits (polling) until the server has drained, then
+// stops it and `on_stopped`.
+asio::awaitable<void> finish_shutdown(webhook::WebhookServer& server,
+                                      std::function<void()> on_stopped) {
+  asio::steady_timer poll(co_await asio::this_coro::executor);
+  while (!server.drained()) {
+    poll.expires_after(20ms);
+    co_await poll.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+  // Answers requests in progress, then joins the webhook threads; one stuck in a request
+  // is abandoned after the drain timeout (server.hpp), and then the process leaves at once.
+  if (!server.stop()) {
+    std::fflush(nullptr);
+    std::_Exit(kExitError);
+  }
+  on_stopped();
+}
+
 int serve(const WebhookOptions& opts, Context& ctx) {
   auto native = native_sidecars_setting(opts.native_sidecars, ctx.err);
   if (!native) return kExitUsage;
+  auto drain = drain_settings(opts.drain_delay, opts.drain_timeout, ctx.err);
+  if (!drain) return kExitUsage;
   if (!opts.config_dir.empty() && !opts.kubeconfig.empty()) {
     ctx.err << "Error: --config-dir and --kubeconfig are exclusive: the configuration comes "
                "either from files or from the cluster's ConfigMaps\n";
@@ -179,12 +212,17 @@ int serve(const WebhookOptions& opts, Context& ctx) {
                    asio::detached);
   }
 
-  webhook::WebhookServer* serving = nullptr;  // set once the server exists
-  runtime::HealthServer health(control.get_executor(),
+  // /healthz, /readyz, /metrics and the signals: a thread of their own.
+  asio::io_context health_ioc(1);
+  std::atomic<webhook::WebhookServer*> serving{nullptr};  // set once the server exists
+  runtime::HealthServer health(health_ioc.get_executor(),
                                {.not_ready_reason =
                                     [&store, &serving, rev = opts.revision] {
+                                      webhook::WebhookServer* server = serving.load();
+                                      if (server && server->draining())
+                                        return std::string("shutting down");
                                       if (store.get(rev)) {
-                                        if (serving) return serving->stuck_reason();
+                                        if (server) return server->stuck_reason();
                                         return std::string();
                                       }
                                       std::string why =
@@ -198,13 +236,14 @@ int serve(const WebhookOptions& opts, Context& ctx) {
     ctx.err << "Error: --metrics-addr: " << *err << '\n';
     return kExitError;
   }
-  asio::co_spawn(control, health.run(), asio::detached);
 
   webhook::ServerOptions so;
   so.address = opts.address;
   so.default_revision = opts.revision;
   so.threads = opts.threads;
   so.injection_cache.max_entries = opts.memoize_entries;
+  so.drain_delay = drain->delay;
+  so.drain_timeout = drain->timeout;
   webhook::WebhookServer server(so, store, certificate, engine, &metrics);
   if (auto err = server.start()) {
     ctx.err << "Error: " << *err << '\n';
@@ -219,23 +258,12 @@ int serve(const WebhookOptions& opts, Context& ctx) {
   asio::co_spawn(control, poll_files(poll_timer, stopping, certificate, dir_source.get()),
                  asio::detached);
 
-  asio::signal_set signals(control, SIGINT, SIGTERM);
   asio::steady_timer give_up(control);
-  signals.async_wait([&](const boost::system::error_code& ec, int signo) {
-    if (ec) return;
-    log::info("signal received; shutting down", {{"signal", signo}});
-    stopping = true;
-    poll_timer.cancel();
-    // Answers requests in progress, then joins the webhook threads; one stuck in a request
-    // is abandoned after the grace (server.hpp), and then the process leaves at once.
-    if (!server.stop()) {
-      std::fflush(nullptr);
-      std::_Exit(kExitError);
-    }
+  auto stopped = [&] {  // on the control loop, once the webhook server has stopped
     health.stop();
     if (cluster.informer) cluster.informer->stop();
     if (!cluster.informer) {
-      control.stop();  // nothing left worth waiting for (metrics connections are abandoned)
+      control.stop();  // nothing left worth waiting for
       return;
     }
     // Give queued Events and the closing watch up to 3 s to finish.
@@ -243,12 +271,36 @@ int serve(const WebhookOptions& opts, Context& ctx) {
     give_up.async_wait([&control](const boost::system::error_code& e) {
       if (!e) control.stop();
     });
+  };
+  // Signals are taken on the health thread: the drain and the readiness flip never wait for
+  // the control loop.
+  asio::signal_set signals(health_ioc, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int signo) {
+    if (ec) return;
+    log::info("signal received; draining", {{"signal", signo}});
+    signals.async_wait([](const boost::system::error_code& ec2, int signo2) {
+      if (ec2) return;
+      log::error("second signal; exiting at once", {{"signal", signo2}});
+      std::fflush(nullptr);
+      std::_Exit(kExitError);
+    });
+    server.shutdown();  // /readyz says 503 from here on (draining())
+    asio::post(control, [&] {
+      stopping = true;
+      poll_timer.cancel();
+      asio::co_spawn(control, finish_shutdown(server, stopped), asio::detached);
+    });
   });
+  asio::co_spawn(health_ioc, health.run(), asio::detached);
+  std::thread health_thread([&health_ioc] { health_ioc.run(); });
   log::info("webhook ready", {{"address", opts.address},
                               {"port", static_cast<int>(server.port())},
                               {"metrics", opts.metrics_address},
                               {"revision", opts.revision}});
   control.run();
+  health.stop();
+  health_ioc.stop();
+  health_thread.join();
   return kExitOk;
 }
 
@@ -284,6 +336,7 @@ void add_webhook_command(CLI::App& root, Context& ctx) {
   cmd->add_option("--memoize-entries", opts->memoize_entries,
                   "Memoized answers of identical reviews kept at most (0 = off)")
       ->capture_default_str();
+  add_drain_options(*cmd, opts->drain_delay, opts->drain_timeout);
   cmd->add_option("--native-sidecars", opts->native_sidecars,
                   "Inject istio-proxy as a native sidecar: true, false or auto (from the nodes' "
                   "kubelet versions with --kubeconfig, else false; default $ENABLE_NATIVE_SIDECARS "

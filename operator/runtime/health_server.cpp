@@ -1,9 +1,12 @@
 #include "operator/runtime/health_server.hpp"
 
+#include <atomic>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -70,8 +73,9 @@ struct HealthServer::Impl : std::enable_shared_from_this<HealthServer::Impl> {
 
   asio::any_io_executor executor;
   Handlers handlers;
-  tcp::acceptor acceptor;
-  bool stopped = false;
+  tcp::acceptor acceptor;  // on the executor only, once run() started
+  std::atomic<bool> stopped{false};
+  std::atomic<unsigned short> port{0};
 };
 
 HealthServer::HealthServer(asio::any_io_executor executor, Handlers handlers)
@@ -108,13 +112,13 @@ std::optional<std::string> HealthServer::listen(const std::string& address) {
   if (!ec) acc.bind(ep, ec);
   if (!ec) acc.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return "listen on " + address + ": " + ec.message();
+  auto bound = acc.local_endpoint(ec);
+  impl_->port = ec ? 0 : bound.port();
   return std::nullopt;
 }
 
 unsigned short HealthServer::port() const {
-  beast::error_code ec;
-  auto ep = impl_->acceptor.local_endpoint(ec);
-  return ec ? 0 : ep.port();
+  return impl_->port;
 }
 
 asio::awaitable<void> HealthServer::run() {
@@ -131,10 +135,12 @@ asio::awaitable<void> HealthServer::run() {
 }
 
 void HealthServer::stop() {
-  if (!impl_) return;
-  impl_->stopped = true;
-  beast::error_code ec;
-  impl_->acceptor.close(ec);
+  if (!impl_ || impl_->stopped.exchange(true)) return;
+  // The acceptor belongs to the executor's thread, where run() may be waiting in accept.
+  asio::post(impl_->executor, [impl = impl_] {
+    beast::error_code ec;
+    impl->acceptor.close(ec);
+  });
 }
 
 }  // namespace meshop::runtime

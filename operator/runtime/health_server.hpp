@@ -6,12 +6,20 @@
 //   GET /metrics  200, Content-Type: text/plain; version=0.0.4, body from metrics()
 //   anything else 404; methods other than GET/HEAD 405
 //
-// HTTP/1.1 with keep-alive, on the executor it is given (the control loop's: handlers read
-// informer state without locks). Requests are small and bounded (8 KiB header, no body).
+// HTTP/1.1 with keep-alive, on the executor it is given. Requests are small and bounded (8 KiB
+// header, no body).
 //
-//   HealthServer server(executor, {.ready = ..., .metrics = ...});
+//   HealthServer server(health_executor, {.not_ready_reason = ..., .metrics = ...});
 //   if (auto err = server.listen("127.0.0.1:0")) ...;   // port 0: any free port
-//   co_spawn(executor, server.run(), detached);  ...  server.stop();
+//   co_spawn(health_executor, server.run(), detached);  ...  server.stop();
+//
+// Give it an executor of its own, not the control loop's: probes must be answered while the
+// control loop is busy (a pod storm queues seconds of handlers there, and a load balancer's
+// health check that waits that long marks a healthy replica down). The handlers then run on
+// that executor's thread, concurrently with everything else: they read state published for
+// them (atomics, a mutex-protected snapshot, prometheus-cpp's thread-safe registry), never the
+// control loop's. The executor's io_context must outlive the server.
+// Thread affinity: listen() before run(); port() and stop() from any thread.
 #pragma once
 
 #include <functional>
@@ -27,7 +35,8 @@ namespace meshop::runtime {
 class HealthServer {
  public:
   struct Handlers {
-    // Empty string when ready, else the reason (served with 503).
+    // Empty string when ready, else the reason (served with 503). Called on the server's
+    // executor, like metrics.
     std::function<std::string()> not_ready_reason;
     std::function<std::string()> metrics;
   };
@@ -37,9 +46,12 @@ class HealthServer {
 
   // Binds "host:port" ("[::1]:8081", ":8081" = all interfaces). An error message on failure.
   std::optional<std::string> listen(const std::string& address);
+  // The bound port (0 before listen()).
   unsigned short port() const;
   // Accepts connections until stop().
   boost::asio::awaitable<void> run();
+  // Stops accepting (the listening socket is closed on the server's executor); connections
+  // already open end at their next request or keep-alive timeout, or with the io_context.
   void stop();
 
  private:

@@ -1,11 +1,14 @@
 #include "operator/runtime/manager.hpp"
 
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 
 #include "operator/log/log.hpp"
@@ -37,7 +40,9 @@ Controller& Manager::adopt(std::unique_ptr<WorkQueue> queue,
   return *owned_controllers_.back();
 }
 
-Manager::~Manager() = default;
+Manager::~Manager() {
+  stop_health_thread();
+}
 
 bool Manager::synced() const {
   for (const Informer* i : informers_) {
@@ -46,14 +51,23 @@ bool Manager::synced() const {
   return true;
 }
 
-std::string Manager::not_ready_reason() const {
+void Manager::publish_readiness() {
   std::string reason;
   for (const Informer* i : informers_) {
     if (!i->has_synced()) reason += (reason.empty() ? "not synced: " : ", ") + i->name();
   }
-  if (shutdown_requested_ && reason.empty()) reason = "shutting down";
-  if (reason.empty() && options_.not_ready) reason = options_.not_ready();
-  return reason;
+  std::lock_guard lock(published_mu_);
+  published_not_ready_ = std::move(reason);
+}
+
+std::string Manager::not_ready_reason() const {
+  {
+    std::lock_guard lock(published_mu_);
+    if (!published_not_ready_.empty()) return published_not_ready_;
+  }
+  if (shutting_down_) return "shutting down";
+  if (options_.not_ready) return options_.not_ready();
+  return {};
 }
 
 void Manager::wake() {
@@ -61,9 +75,15 @@ void Manager::wake() {
 }
 
 void Manager::request_shutdown() {
+  if (shutting_down_.exchange(true)) return;  // /readyz says "shutting down" from now on
+  log::info("shutdown requested; draining in-flight work");
+  if (options_.on_shutdown) options_.on_shutdown();
+  asio::post(ioc_, [this] { begin_shutdown(); });
+}
+
+void Manager::begin_shutdown() {
   if (shutdown_requested_) return;
   shutdown_requested_ = true;
-  log::info("shutdown requested; draining in-flight work");
   if (elector_) elector_->stop();
   wake();
 }
@@ -75,45 +95,80 @@ asio::awaitable<void> Manager::wait_until(std::function<bool()> done, Duration p
   }
 }
 
+asio::awaitable<void> Manager::refresh() {
+  while (!finished_) {
+    publish_readiness();
+    // client-go's queue refreshes these from its own goroutine; here the control loop does,
+    // so that /metrics (on the health thread) never reads a queue's state.
+    for (WorkQueue* q : queues_)
+      q->update_unfinished_work_metrics();
+    refresh_timer_->expires_at(clock_.now() + kRefreshPeriod);
+    co_await refresh_timer_->wait();
+  }
+}
+
+void Manager::stop_health_thread() {
+  if (!health_ioc_) return;
+  if (health_) health_->stop();
+  health_ioc_->stop();
+  if (health_thread_.joinable()) health_thread_.join();
+  // The thread is gone: its objects can be destroyed here (the signal set's destructor
+  // restores the default dispositions).
+  signals_.reset();
+  health_.reset();
+  health_ioc_.reset();
+}
+
 int Manager::run() {
   auto executor = ioc_.get_executor();
   wake_ = clock_.make_timer(executor);
+  refresh_timer_ = clock_.make_timer(executor);
+  health_ioc_ = std::make_unique<asio::io_context>(1);
   health_ = std::make_unique<HealthServer>(
-      executor, HealthServer::Handlers{
-                    .not_ready_reason = [this] { return not_ready_reason(); },
-                    .metrics =
-                        [this] {
-                          for (WorkQueue* q : queues_)
-                            q->update_unfinished_work_metrics();
-                          return metrics_.registry.expose();
-                        },
-                });
+      health_ioc_->get_executor(), HealthServer::Handlers{
+                                       .not_ready_reason = [this] { return not_ready_reason(); },
+                                       .metrics = [this] { return metrics_.registry.expose(); },
+                                   });
   if (auto err = health_->listen(options_.health_address)) {
     log::error("cannot serve health and metrics", {{"error", *err}});
+    health_.reset();
+    health_ioc_.reset();
     return 1;
   }
+  health_port_ = health_->port();
   log::info("serving /healthz /readyz /metrics",
-            {{"address", options_.health_address}, {"port", static_cast<int>(health_->port())}});
+            {{"address", options_.health_address}, {"port", static_cast<int>(health_port_)}});
 
-  std::unique_ptr<asio::signal_set> signals;
   if (options_.handle_signals) {
-    signals = std::make_unique<asio::signal_set>(ioc_, SIGINT, SIGTERM);
-    signals->async_wait([this](const boost::system::error_code& ec, int signo) {
+    signals_ = std::make_unique<asio::signal_set>(*health_ioc_, SIGINT, SIGTERM);
+    // On the health thread: a busy control loop does not delay the readiness flip or the
+    // on_shutdown work.
+    signals_->async_wait([this](const boost::system::error_code& ec, int signo) {
       if (ec) return;
       log::info("received signal", {{"signal", signo == SIGTERM ? "SIGTERM" : "SIGINT"}});
+      signals_->async_wait([](const boost::system::error_code& ec2, int signo2) {
+        if (ec2) return;
+        log::error("second signal; exiting at once",
+                   {{"signal", signo2 == SIGTERM ? "SIGTERM" : "SIGINT"}});
+        std::fflush(nullptr);
+        std::_Exit(1);
+      });
       request_shutdown();
     });
   }
   if (options_.leader_election) {
     if (lease_lock_ == nullptr) {
       log::error("leader election is enabled but no lease lock was set");
+      stop_health_thread();
       return 1;
     }
     elector_ = std::make_unique<LeaderElector>(*lease_lock_, clock_, executor,
                                                options_.leader_election_config, &metrics_);
   }
 
-  asio::co_spawn(executor, health_->run(), asio::detached);
+  asio::co_spawn(*health_ioc_, health_->run(), asio::detached);
+  health_thread_ = std::thread([ioc = health_ioc_.get()] { ioc->run(); });
+  asio::co_spawn(executor, refresh(), asio::detached);
   asio::co_spawn(executor, main(), [this](std::exception_ptr e) {
     if (e) {
       try {
@@ -123,10 +178,11 @@ int Manager::run() {
       }
       exit_code_ = 1;
     }
+    finished_ = true;
     ioc_.stop();
   });
   ioc_.run();
-  if (signals) signals->cancel();
+  stop_health_thread();
   return exit_code_;
 }
 
@@ -136,8 +192,12 @@ asio::awaitable<void> Manager::main() {
     ++running_informers_;
     asio::co_spawn(executor, i->run(), [this](std::exception_ptr) { --running_informers_; });
   }
-  co_await wait_until([this] { return shutdown_requested_ || synced(); },
-                      std::chrono::milliseconds(50));
+  co_await wait_until(
+      [this] {
+        publish_readiness();  // readyz turns 200 with the last informer's sync, not 500 ms later
+        return shutdown_requested_ || synced();
+      },
+      std::chrono::milliseconds(50));
   if (!shutdown_requested_)
     log::info("all informers synced", {{"informers", static_cast<int>(informers_.size())}});
 
@@ -185,9 +245,10 @@ asio::awaitable<void> Manager::main() {
               {{"controllers", running_controllers_}});
   }
   if (elector_ && elector_->is_leader() && !lease_lost_) co_await elector_->release();
+  if (options_.drained)
+    co_await wait_until([this] { return options_.drained(); }, std::chrono::milliseconds(20));
   for (Informer* i : informers_)
     i->stop();
-  health_->stop();
   exit_code_ = lease_lost_ ? 1 : 0;
   log::info("shutdown complete", {{"exit_code", exit_code_}});
 }

@@ -47,7 +47,9 @@ struct Connection {
   tcp::socket socket;                 // until start_tls()
   std::shared_ptr<ssl::context> tls;  // kept for the connection's lifetime (cert reloads)
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> stream;
-  bool idle = true;  // waiting for the next request; only touched on the connection's strand
+  // No request under way: before the first byte, or between requests (a shutdown closes
+  // it). Only touched on the connection's strand.
+  bool idle = true;
 
   void start_tls(std::shared_ptr<ssl::context> context) {
     tls = std::move(context);
@@ -129,10 +131,14 @@ struct WebhookServer::Impl {
 
   asio::awaitable<void> accept_loop();
   asio::awaitable<void> session(std::shared_ptr<Connection> conn);
-  asio::awaitable<void> serve_requests(std::shared_ptr<Connection> conn);
+  // True when it ended after writing an answer that said Connection: close.
+  asio::awaitable<bool> serve_requests(std::shared_ptr<Connection> conn);
   bool track(const std::shared_ptr<Connection>& conn);  // false when at max_connections
   void untrack(const Connection* conn);
   HttpReply timed_serve(const HttpRequest& request);
+  void begin_shutdown(std::chrono::milliseconds delay);  // any thread
+  void close_listener();                                 // on the acceptor's strand
+  bool drained_locked() const;                           // with mu held
 
   ServerOptions options;
   const RevisionStore& store;
@@ -143,16 +149,25 @@ struct WebhookServer::Impl {
   std::unique_ptr<asio::io_context> ioc;
   std::unique_ptr<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
+  std::unique_ptr<asio::steady_timer> drain_timer;  // on the acceptor's strand
+  // Shutdown, in order: draining (answers carry Connection: close), then stopping (the listener
+  // is closed, idle connections are closed, no new request is awaited).
+  std::atomic<bool> draining{false};
   std::atomic<bool> stopping{false};
   unsigned short port = 0;
 
   std::mutex mu;
   std::condition_variable drained;
   std::unordered_set<std::shared_ptr<Connection>> connections;
+  clock::time_point drain_deadline;  // set when draining begins
 
   // Per server thread: when its current request started (steady_clock ticks), 0 when idle.
   std::unique_ptr<std::atomic<std::int64_t>[]> busy_since;
-  unsigned busy_slots = 0;
+  std::atomic<unsigned> busy_slots{0};  // published (release) once busy_since is set up
+
+  // start(), stop() and shutdown() against each other (shutdown() comes from other threads).
+  std::mutex life_mu;
+  bool shutdown_called = false;
   std::atomic<unsigned> threads_running{0};
 };
 
@@ -169,7 +184,7 @@ bool WebhookServer::Impl::track(const std::shared_ptr<Connection>& conn) {
 
 HttpReply WebhookServer::Impl::timed_serve(const HttpRequest& request) {
   std::atomic<std::int64_t>* slot = nullptr;
-  if (worker_index >= 0 && static_cast<unsigned>(worker_index) < busy_slots)
+  if (worker_index >= 0 && static_cast<unsigned>(worker_index) < busy_slots.load())
     slot = &busy_since[static_cast<unsigned>(worker_index)];
   if (slot) slot->store(std::max<std::int64_t>(1, clock::now().time_since_epoch().count()));
   struct Idle {
@@ -262,7 +277,7 @@ asio::awaitable<void> WebhookServer::Impl::session(std::shared_ptr<Connection> c
   auto accepted = clock::now();
   // Nothing is allocated for TLS until the client sends its first byte.
   bool readable = co_await wait_readable(conn, dog, options.handshake_timeout);
-  if (!readable || stopping) co_return;
+  if (!readable) co_return;
   {
     // Readable may mean closed: a client that leaves without a byte costs no TLS state either.
     char first = 0;
@@ -274,6 +289,7 @@ asio::awaitable<void> WebhookServer::Impl::session(std::shared_ptr<Connection> c
       if (peek_ec != asio::error::would_block) co_return;
     }
   }
+  conn->idle = false;  // the client has begun its handshake: a shutdown lets it finish
   auto tls = certificate.current();
   conn->start_tls(std::move(tls));
   auto& stream = *conn->stream;
@@ -282,32 +298,47 @@ asio::awaitable<void> WebhookServer::Impl::session(std::shared_ptr<Connection> c
   auto [hec] = co_await stream.async_handshake(ssl::stream_base::server, kUse);
   if (hec) co_return;
 
-  co_await serve_requests(conn);
-  if (stopping) {
-    // No TLS close_notify exchange on the way out: a client that does not answer it would
-    // hold up stop() for the whole timeout.
+  bool answered_last = co_await serve_requests(conn);
+  if (!answered_last) {
+    // Cut (a timeout, an error, an idle connection closed by a shutdown): no TLS close_notify
+    // exchange, the TCP close is the end.
     tcp_layer.close();
     co_return;
   }
-  tcp_layer.expires_after(std::chrono::seconds(2));
+  // The last answer said Connection: close. close_notify, then wait (bounded) for the
+  // client's end before closing: closing with its bytes unread would send a reset, which can
+  // destroy the answer before the client has read it.
+  auto limit = clock::now() + std::chrono::seconds(2);
+  if (draining) {
+    std::lock_guard lock(mu);
+    limit = std::min(limit, drain_deadline);
+  }
+  tcp_layer.expires_at(limit);
   co_await stream.async_shutdown(kUse);
+  tcp_layer.close();
 }
 
-asio::awaitable<void> WebhookServer::Impl::serve_requests(std::shared_ptr<Connection> conn) {
+asio::awaitable<bool> WebhookServer::Impl::serve_requests(std::shared_ptr<Connection> conn) {
   auto& stream = *conn->stream;
   auto& tcp_layer = beast::get_lowest_layer(stream);
   beast::flat_buffer buffer;
+  bool first = true;
   for (;;) {
-    if (stopping) break;
-    conn->idle = true;
     if (buffer.size() == 0) {
       // Between requests: wait for the next one's first bytes (through TLS: records may be
-      // buffered below it) for at most idle_timeout.
-      tcp_layer.expires_after(options.idle_timeout);
+      // buffered below it) for at most idle_timeout. A shutdown closes connections waiting
+      // here. One whose handshake ended after that (it was accepted before the listener
+      // closed and is about to send its first request) gets a second for it.
+      conn->idle = true;
+      if (stopping && !first) co_return false;
+      tcp_layer.expires_after(stopping ? std::min<std::chrono::steady_clock::duration>(
+                                             options.idle_timeout, std::chrono::seconds(1))
+                                       : std::chrono::steady_clock::duration(options.idle_timeout));
       auto [rec, got] = co_await stream.async_read_some(buffer.prepare(4096), kUse);
-      if (rec || stopping) break;
-      buffer.commit(got);
+      if (rec) co_return false;
+      buffer.commit(got);  // bytes that arrived: answered, even in a shutdown
     }
+    first = false;
     conn->idle = false;
     // The request's clock starts at its first byte.
     auto started = clock::now();
@@ -326,10 +357,9 @@ asio::awaitable<void> WebhookServer::Impl::serve_requests(std::shared_ptr<Connec
       res.prepare_payload();
       tcp_layer.expires_at(request_deadline);
       auto written = co_await http::async_write(stream, res, kUse);
-      (void)written;  // closed either way
-      break;
+      co_return !std::get<0>(written);
     }
-    if (ec) break;
+    if (ec) co_return false;
 
     bool too_large = false;
     std::uint64_t declared = parser.content_length().value_or(0);
@@ -342,7 +372,7 @@ asio::awaitable<void> WebhookServer::Impl::serve_requests(std::shared_ptr<Connec
       if (bec == http::error::body_limit) {
         too_large = true;
       } else if (bec) {
-        break;
+        co_return false;
       }
     }
 
@@ -356,7 +386,9 @@ asio::awaitable<void> WebhookServer::Impl::serve_requests(std::shared_ptr<Connec
     request.body_too_large = too_large;
     HttpReply reply = timed_serve(request);
 
-    bool keep_alive = req.keep_alive() && !too_large && !stopping;
+    // From the start of a shutdown every answer closes its connection (Connection: close),
+    // so the client opens its next one elsewhere instead of meeting a closed one.
+    bool keep_alive = req.keep_alive() && !too_large && !draining;
     http::response<http::string_body> res{static_cast<http::status>(reply.status), req.version()};
     res.set(http::field::content_type, reply.content_type);
     if (reply.status != 200) res.set("X-Content-Type-Options", "nosniff");
@@ -383,7 +415,8 @@ asio::awaitable<void> WebhookServer::Impl::serve_requests(std::shared_ptr<Connec
     // when the engine took the time (the client may still be waiting for it).
     tcp_layer.expires_at(std::max(request_deadline, clock::now() + std::chrono::seconds(1)));
     auto [wec, wn] = co_await http::async_write(stream, res, kUse);
-    if (wec || !keep_alive) break;
+    if (wec) co_return false;
+    if (!keep_alive) co_return true;
   }
 }
 
@@ -399,7 +432,9 @@ WebhookServer::~WebhookServer() {
 
 std::optional<std::string> WebhookServer::start() {
   auto& impl = *impl_;
+  std::lock_guard life(impl.life_mu);
   if (impl.ioc) return "webhook server already started";
+  if (impl.shutdown_called) return "webhook server is shutting down";
   if (!impl.certificate.current()) return "webhook server has no serving certificate";
   auto hp = split_host_port(impl.options.address);
   if (!hp.ok()) return hp.message();
@@ -423,11 +458,13 @@ std::optional<std::string> WebhookServer::start() {
     return "listen on " + impl.options.address + ": " + ec.message();
   }
   impl.port = acc.local_endpoint().port();
+  impl.drain_timer = std::make_unique<asio::steady_timer>(acc.get_executor());
+  impl.draining = false;
   impl.stopping = false;
-  impl.busy_slots = n;
   impl.busy_since = std::make_unique<std::atomic<std::int64_t>[]>(n);
   for (unsigned i = 0; i < n; ++i)
     impl.busy_since[i].store(0);
+  impl.busy_slots.store(n, std::memory_order_release);
   asio::co_spawn(acc.get_executor(), impl.accept_loop(), asio::detached);
   for (unsigned i = 0; i < n; ++i) {
     // The thread holds the Impl: a thread abandoned by stop() still finds it alive.
@@ -456,42 +493,100 @@ unsigned WebhookServer::threads() const {
 
 std::string WebhookServer::stuck_reason() const {
   const auto& impl = *impl_;
-  if (impl.busy_slots == 0) return {};
+  unsigned slots = impl.busy_slots.load(std::memory_order_acquire);
+  if (slots == 0) return {};
   auto now = clock::now().time_since_epoch().count();
   auto limit = std::chrono::duration_cast<clock::duration>(impl.options.stuck_after).count();
   std::int64_t shortest = -1;
-  for (unsigned i = 0; i < impl.busy_slots; ++i) {
+  for (unsigned i = 0; i < slots; ++i) {
     std::int64_t since = impl.busy_since[i].load();
     if (since == 0 || now - since <= limit) return {};
     shortest = shortest < 0 ? now - since : std::min(shortest, now - since);
   }
   auto seconds = std::chrono::duration_cast<std::chrono::milliseconds>(clock::duration(shortest));
-  return "every webhook thread (" + std::to_string(impl.busy_slots) +
+  return "every webhook thread (" + std::to_string(slots) +
          ") has been inside one request for at least " + std::to_string(seconds.count()) +
          " ms (stuck_after " + std::to_string(impl.options.stuck_after.count()) + " ms)";
 }
 
+void WebhookServer::Impl::begin_shutdown(std::chrono::milliseconds delay) {
+  {
+    std::lock_guard lock(mu);
+    if (draining) return;
+    drain_deadline = clock::now() + options.drain_timeout;
+    draining = true;
+  }
+  log::info("webhook server draining: answers say Connection: close",
+            {{"listener_closes_in_ms", static_cast<std::int64_t>(delay.count())},
+             {"drain_timeout_ms", static_cast<std::int64_t>(options.drain_timeout.count())}});
+  asio::post(acceptor->get_executor(), [this, delay] {
+    if (delay.count() <= 0) {
+      close_listener();
+      return;
+    }
+    drain_timer->expires_after(delay);
+    drain_timer->async_wait([this](const beast::error_code& ec) {
+      if (!ec) close_listener();
+    });
+  });
+}
+
+void WebhookServer::Impl::close_listener() {
+  if (stopping) return;
+  beast::error_code ec;
+  acceptor->close(ec);
+  std::lock_guard lock(mu);
+  stopping = true;
+  for (const auto& conn : connections) {
+    asio::post(conn->socket.get_executor(), [conn] {
+      if (conn->idle) conn->cancel();
+    });
+  }
+  log::info("webhook server stopped accepting; closing idle connections",
+            {{"open_connections", static_cast<std::int64_t>(connections.size())}});
+  drained.notify_all();
+}
+
+bool WebhookServer::Impl::drained_locked() const {
+  return draining && ((stopping && connections.empty()) || clock::now() >= drain_deadline);
+}
+
+void WebhookServer::shutdown() {
+  std::lock_guard life(impl_->life_mu);
+  impl_->shutdown_called = true;  // a start() after this refuses
+  if (impl_->ioc) impl_->begin_shutdown(impl_->options.drain_delay);
+}
+
+bool WebhookServer::draining() const {
+  return impl_->draining;
+}
+
+bool WebhookServer::drained() const {
+  {
+    std::lock_guard life(impl_->life_mu);
+    if (!impl_->ioc) return impl_->shutdown_called;  // never started, or stopped
+  }
+  std::lock_guard lock(impl_->mu);
+  return impl_->drained_locked();
+}
+
 bool WebhookServer::stop() {
   auto& impl = *impl_;
-  if (!impl.ioc) return true;
-  impl.stopping = true;
-  asio::post(impl.acceptor->get_executor(), [&impl] {
-    beast::error_code ec;
-    impl.acceptor->close(ec);
-  });
+  {
+    std::lock_guard life(impl.life_mu);
+    impl.shutdown_called = true;
+    if (!impl.ioc) return true;
+    impl.begin_shutdown(std::chrono::milliseconds(0));  // a shutdown() under way keeps its delay
+  }
   {
     std::unique_lock lock(impl.mu);
-    for (const auto& conn : impl.connections) {
-      asio::post(conn->socket.get_executor(), [conn] {
-        if (conn->idle) conn->cancel();
-      });
-    }
-    impl.drained.wait_for(lock, impl.options.shutdown_grace,
-                          [&impl] { return impl.connections.empty(); });
+    impl.drained.wait_until(lock, impl.drain_deadline, [&impl] { return impl.drained_locked(); });
     if (!impl.connections.empty())
       log::warn("webhook server stopping with requests still in progress",
                 {{"connections", static_cast<int>(impl.connections.size())}});
   }
+  // shutdown() from another thread waits here rather than touch an io_context going away.
+  std::lock_guard life(impl.life_mu);
   impl.ioc->stop();
   // Threads leave run() as soon as their handler returns; one inside a request that does not
   // return is given one more second, then abandoned.
@@ -511,14 +606,17 @@ bool WebhookServer::stop() {
   if (!all_joined) {
     // A detached thread is still inside a handler of this io_context: neither it nor the
     // coroutine frames it owns may be destroyed. The process is shutting down; leak them.
-    log::error("webhook server stopped with a request stuck; its thread is abandoned",
-               {{"grace_ms", static_cast<std::int64_t>(impl.options.shutdown_grace.count())}});
+    log::error(
+        "webhook server stopped with a request stuck; its thread is abandoned",
+        {{"drain_timeout_ms", static_cast<std::int64_t>(impl.options.drain_timeout.count())}});
+    (void)impl.drain_timer.release();
     (void)impl.acceptor.release();
     (void)impl.ioc.release();
     return false;
   }
   // Destroys what is left (coroutine frames of connections that outlived the grace period)
   // while the rest of Impl is still alive.
+  impl.drain_timer.reset();
   impl.acceptor.reset();
   impl.ioc.reset();
   log::info("webhook server stopped", {});

@@ -6,7 +6,8 @@
 //   WebhookServer server({.address = "127.0.0.1:15017"}, store, cert, default_engine(), &metrics);
 //   if (auto err = server.start()) ...;   // binds, starts one thread per core
 //   ...                                   // serve; reload cert/config from another thread
-//   server.stop();                        // graceful: in-flight requests are answered
+//   server.shutdown();                    // SIGTERM: drain (returns at once) ...
+//   server.stop();                        // ... and wait for it; in-flight requests answered
 //
 // - Its own io_context with `threads` threads (0 = std::thread::hardware_concurrency()), apart
 //   from the control loop (DESIGN.md "Threading"); every connection runs on its own strand.
@@ -36,14 +37,25 @@
 //   injection_cache.hpp), so a rollout's identical pods run the engine once.
 // - stuck_reason(): non-empty while every server thread has been inside one request for more
 //   than `stuck_after` (an engine or template that does not return): readiness probes say so.
-// - stop(): stops accepting, closes idle connections, lets requests in progress finish (at most
-//   `shutdown_grace`), then joins its threads. A thread still inside a request after that is
-//   detached and its io_context abandoned (leaked): stop() returns within shutdown_grace plus
+// - shutdown(): the graceful end, for SIGTERM, in steps (all measured from the call):
+//     at once       draining() is true (readiness probes should fail from now on); every answer
+//                   written from now on carries Connection: close and its connection is closed
+//                   after it (close_notify, then the client's end is awaited, bounded), so a
+//                   client opens its next connection elsewhere and never meets one closed under
+//                   a request; new connections are still accepted and answered
+//     drain_delay   the listener closes; idle connections (between requests, or accepted but
+//                   silent) are closed; a connection already talking gets its answer
+//     then          drained() once no connection is left, or at drain_timeout at the latest
+//   The delay is there so that load balancers (HAProxy's health check, Kubernetes' endpoints)
+//   take the replica out while it still accepts: once it stops, nobody is sent to it.
+// - stop(): waits for the shutdown to be drained (begins one without the delay if shutdown()
+//   was not called), then joins its threads. A thread still inside a request after that is
+//   detached and its io_context abandoned (leaked): stop() returns within drain_timeout plus
 //   one second whatever the request does, and returns false so that the caller, which is
 //   shutting down, exits the process. The destructor calls stop().
 // Thread affinity: construct, start(), stop() from one owner thread; the handlers run on the
-// server's threads; stuck_reason() from any thread. The store, certificate and metrics must
-// outlive the server.
+// server's threads; shutdown(), draining(), drained() and stuck_reason() from any thread. The
+// store, certificate and metrics must outlive the server.
 #pragma once
 
 #include <chrono>
@@ -65,7 +77,11 @@ struct ServerOptions {
   std::string default_revision = "default";
   unsigned threads = 0;
   std::chrono::seconds idle_timeout{90};
-  std::chrono::milliseconds shutdown_grace{10'000};
+  // shutdown(): answers continue for drain_delay (each closing its connection), then the
+  // listener closes; everything ends within drain_timeout (below Kubernetes' default
+  // terminationGracePeriodSeconds, 30, and Istio's webhook timeoutSeconds, 10).
+  std::chrono::milliseconds drain_delay{2'000};
+  std::chrono::milliseconds drain_timeout{5'000};
   std::size_t max_connections = 1024;
   std::chrono::milliseconds handshake_timeout{5'000};
   std::chrono::milliseconds header_timeout{5'000};
@@ -90,6 +106,13 @@ class WebhookServer {
   unsigned threads() const;
   // "" unless every thread has been in one request for longer than stuck_after.
   std::string stuck_reason() const;
+  // Begins the graceful shutdown (see above) and returns at once; later calls do nothing.
+  void shutdown();
+  // True from the start of a shutdown (or of stop()).
+  bool draining() const;
+  // True once a shutdown has ended: no connection left, or drain_timeout passed (or at once
+  // when shutdown() came before start()).
+  bool drained() const;
   // False when a thread stuck in a request had to be abandoned (see above).
   bool stop();
 

@@ -15,11 +15,18 @@
 #      serving certificate it signs is loaded);
 #   c. the injector ConfigMap changes ten times (the IstioOperator's proxy CPU request
 #      101m..110m, re-rendered into istio-sidecar-injector-f<id>);
-#   d. one replica is SIGKILLed, then started again.
+#   d. one replica is SIGKILLed, then started again;
+#   e. one replica is SIGTERMed (a planned restart: /readyz turns 503 at once, HAProxy's check
+#      takes it out within --drain-delay while it still answers, each answer closes its
+#      connection, then its listener closes and its idle connections are closed), then started
+#      again.
 # Required for each: every pod created (20 x FAULTS_REPLICAS), 0 FailedCreate Events, 0
 # rejections on the apiserver's side (apiserver_admission_webhook_rejection_count), 0 failures
 # on meshop's side (sidecar_injection_failure_total), every pod with istio-proxy, and under c
-# with a CPU request one of the configurations had (100m, 101m..110m).
+# with a CPU request one of the configurations had (100m, 101m..110m); under d at most one
+# failed admission per connection the killed replica had; under e none, HAProxy marking the
+# replica down on its 503 (not on a refused connection), and the replica gone within its
+# --drain-timeout plus the controllers' hand-over.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 : "${MESHOP_BIN:?}" "${MESHOP_SOURCE_DIR:?}"
@@ -184,6 +191,36 @@ fault_c() {  # ten injector configuration changes
   rendered() { kubectl -n "$cp" get configmap "istio-sidecar-injector-$rev" -o jsonpath='{.data.values}' | grep -q '"110m"'; }
   wait_for 60 "the last configuration rendered" rendered
 }
+fault_e() {  # one replica SIGTERMed (a planned restart) and started again
+  local downs ups t0 t1 code
+  downs=$(grep -c 'Server meshop/r0 is DOWN' "$work/haproxy.log" || true)
+  ups=$(grep -c 'Server meshop/r0 is UP' "$work/haproxy.log" || true)
+  t0=$(date +%s%N)
+  kill -TERM "${pids[0]}"
+  local n
+  for n in $(seq 1 20); do  # the signal is handled asynchronously: a few ms
+    code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((port + 1))/readyz" || true)
+    [ "$code" = 200 ] || break
+    sleep 0.05
+  done
+  [ "$code" = 503 ] || fail "(e) /readyz of the draining replica answered $code, not 503"
+  local rc=0
+  wait "${pids[0]}" || rc=$?
+  t1=$(date +%s%N)
+  drain_exit="exit $rc after $(((t1 - t0) / 1000000)) ms"
+  echo "(e) SIGTERMed replica: /readyz 503 at once, $drain_exit"
+  [ "$rc" = 0 ] || fail "(e) the SIGTERMed replica exited $rc"
+  # --drain-timeout 5s bounds the webhook; the controllers' drain and the lease release run
+  # beside it (a replica that leads hands over).
+  [ $(((t1 - t0) / 1000000)) -le 15000 ] || fail "(e) the SIGTERMed replica took over 15 s to exit"
+  marked() { [ "$(grep -c "Server meshop/r0 is $1" "$work/haproxy.log")" -gt "$2" ]; }
+  wait_for 10 "HAProxy marks replica 0 down" marked DOWN "$downs"
+  grep 'Server meshop/r0 is DOWN' "$work/haproxy.log" | tail -n 1 | grep -q 'code: 503' ||
+    fail "(e) HAProxy took replica 0 out on $(grep 'Server meshop/r0 is DOWN' "$work/haproxy.log" | tail -n 1), not on its 503"
+  start 0
+  wait_for 60 "replica 0 ready again" ready 0
+  wait_for 30 "HAProxy marks replica 0 up again" marked UP "$ups"
+}
 fault_d() {  # one replica SIGKILLed and started again
   local downs ups
   downs=$(grep -c 'Server meshop/r0 is DOWN' "$work/haproxy.log" || true)
@@ -202,6 +239,7 @@ fault_d() {  # one replica SIGKILLed and started again
 
 total_failed=0
 in_flight_bound=0
+drain_exit=
 summary=()
 phase() {  # LETTER DESCRIPTION
   local letter=$1 what=$2 t0 i d ns req_before=0 fail_before=0 rej_before
@@ -244,10 +282,10 @@ YAML
   # The configuration changes take seconds to reach the webhook (a re-render by the leader):
   # they start at once. The other faults start once a fifth of the pods exist.
   [ "$letter" = c ] || wait_for 60 "first pods of phase $letter" some
-  [ "$letter" = d ] && for i in 0 1; do  # replica 0's counters die with it
+  case $letter in d | e) for i in 0 1; do  # replica 0's counters die with it
     req_before=$((req_before - $(metric "$i" sidecar_injection_requests_total)))
     fail_before=$((fail_before - $(metric "$i" sidecar_injection_failure_total)))
-  done
+  done ;; esac
   "fault_$letter"
   all() { [ "$(count)" -ge "$want" ]; }
   wait_for 240 "$want pods of phase $letter" all
@@ -259,7 +297,7 @@ YAML
   done
   requests=$((requests - req_before))
   failures=$((failures - fail_before))
-  [ "$letter" = d ] && requests=unknown  # the killed replica's share is lost with it
+  case $letter in d | e) requests=unknown ;; esac  # the stopped replica's share is lost with it
   rejections=$(($(apiserver_rejections) - rej_before))
   # Events of either API: a repeated Event has a count (core/v1) or a series.count.
   kubectl get events -A --field-selector reason=FailedCreate -o json >"$work/events-$letter.json"
@@ -322,7 +360,8 @@ phase a "serving certificate renewed"
 phase b "CA rotated"
 phase c "injector ConfigMap changed ten times"
 phase d "one replica SIGKILLed and restarted"
-echo "--- $want pods per fault, $(($(date +%s) - start_time))s for the four"
+phase e "one replica SIGTERMed and restarted"
+echo "--- $want pods per fault, $(($(date +%s) - start_time))s for the five; (e) $drain_exit"
 printf '%s\n' "${summary[@]}"
 [ "$total_failed" = 0 ] || fail "$total_failed failed or unexpectedly uninjected admissions"
 echo PASS

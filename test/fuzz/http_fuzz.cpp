@@ -61,7 +61,7 @@ struct Server {
     options.header_timeout = 1s;
     options.request_timeout = 2s;
     options.idle_timeout = 1s;
-    options.shutdown_grace = 1s;
+    options.drain_timeout = 1s;
     server = std::make_unique<webhook::WebhookServer>(options, store, certificate,
                                                       std::move(engine), &metrics);
     if (auto err = server->start()) {

@@ -445,7 +445,7 @@ TEST_F(ServerTest, StopReturnsWithinItsBoundEvenWithARequestStuck) {
   Blocker blocker;
   ServerOptions o;
   o.threads = 1;
-  o.shutdown_grace = 200ms;
+  o.drain_timeout = 200ms;
   start_with(o, blocker.engine());
   TlsClient client(server->port(), trusted());
   client.send_raw(raw_review("stuck"));
@@ -453,6 +453,76 @@ TEST_F(ServerTest, StopReturnsWithinItsBoundEvenWithARequestStuck) {
   EXPECT_FALSE(server->stop());  // returns (grace + 1 s), the stuck thread abandoned
   blocker.release(1);
   std::this_thread::sleep_for(200ms);  // the abandoned thread finishes with the fixture alive
+}
+
+// Issue 17, SIGTERM: answers go on (closing their connections) through the drain delay, then
+// the listener closes and idle connections are closed; a request in flight gets its whole
+// answer; nothing is reset under a client.
+TEST_F(ServerTest, ShutdownAnswersInFlightRequestsAndClosesKeepAliveConnectionsCleanly) {
+  Blocker blocker;
+  ServerOptions o;
+  o.threads = 2;
+  o.drain_delay = 500ms;
+  o.drain_timeout = 20s;  // a bound, not waited for: the drain ends when the last request does
+  start_with(o, blocker.engine());
+  auto port = server->port();
+  TlsClient idle(port, trusted()), busy(port, trusted()), inflight(port, trusted());
+  ASSERT_TRUE(idle.get("/ready").keep_alive);
+  ASSERT_TRUE(busy.get("/ready").keep_alive);
+  inflight.send_raw(raw_review("in-flight"));
+  ASSERT_TRUE(blocker.wait_inside(1));
+
+  server->shutdown();
+  EXPECT_TRUE(server->draining());
+  // A kept-alive connection's next answer is whole, says Connection: close, and the connection
+  // then ends with close_notify.
+  auto last = busy.get("/ready");
+  EXPECT_EQ(last.status, 200);
+  EXPECT_FALSE(last.keep_alive);
+  EXPECT_EQ(busy.how_closed_within(5s), "close_notify");
+  // New connections are still answered during the delay (a load balancer may not have seen
+  // /readyz fail yet), one answer each.
+  {
+    TlsClient late(port, trusted());
+    auto r = late.get("/ready");
+    EXPECT_EQ(r.status, 200);
+    EXPECT_FALSE(r.keep_alive);
+  }
+  // After the delay the idle connection is closed (a TCP end, no reset) and nobody else gets in.
+  std::string idle_end = idle.how_closed_within(10s);
+  EXPECT_TRUE(idle_end == "fin" || idle_end == "close_notify") << idle_end;
+  bool refused = false;
+  for (int i = 0; i < 100 && !refused; ++i) {
+    int fd = raw_connect(port);
+    refused = fd < 0;
+    if (fd >= 0) ::close(fd);
+    if (!refused) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(refused) << "the listener is still open after the drain delay";
+  EXPECT_FALSE(server->drained()) << "a request is still in progress";
+
+  // The request in flight since before the shutdown gets its whole answer.
+  blocker.release(1);
+  auto answer = inflight.read_response();
+  EXPECT_EQ(answer.status, 200);
+  EXPECT_NE(answer.body.find("\"uid\":\"in-flight\",\"allowed\":true"), std::string::npos)
+      << answer.body;
+  EXPECT_FALSE(answer.keep_alive);
+  EXPECT_EQ(inflight.how_closed_within(5s), "close_notify");
+  EXPECT_TRUE(server->stop());
+  EXPECT_TRUE(server->drained());
+}
+
+TEST_F(ServerTest, StopWithoutShutdownClosesTheListenerAtOnce) {
+  ServerOptions o;
+  o.drain_delay = 30s;  // shutdown()'s; stop() alone does not wait for it
+  start_with(o);
+  TlsClient idle(server->port(), trusted());
+  ASSERT_EQ(idle.get("/ready").status, 200);
+  auto port = server->port();
+  EXPECT_TRUE(server->stop());
+  EXPECT_TRUE(idle.closed_by_server_within(1s));
+  EXPECT_LT(raw_connect(port), 0);
 }
 
 TEST_F(ServerTest, FiveThousandIdleConnectionsAreBoundedInMemory) {

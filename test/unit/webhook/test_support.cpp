@@ -198,7 +198,7 @@ void TlsClient::shutdown_send() {
   beast::get_lowest_layer(*impl_->stream).socket().shutdown(tcp::socket::shutdown_send, ec);
 }
 
-bool TlsClient::closed_by_server_within(std::chrono::milliseconds limit) {
+std::string TlsClient::how_closed_within(std::chrono::milliseconds limit) {
   // Asynchronously, so that the limit holds (tcp_stream's timer does not cover blocking reads).
   auto& s = *impl_->stream;
   auto& ioc = impl_->ioc;
@@ -217,13 +217,36 @@ bool TlsClient::closed_by_server_within(std::chrono::milliseconds limit) {
       beast::get_lowest_layer(s).cancel();
       ioc.restart();
       ioc.run();
-      return false;
+      return "open";
     }
     if (result) {
       impl_->open = false;
-      return true;
+      if (result == asio::error::eof) return "close_notify";  // SSL_ERROR_ZERO_RETURN
+      if (result == ssl::error::stream_truncated) return "fin";
+      if (result == asio::error::connection_reset) return "reset";
+      return "error: " + result.message();
     }
   }
+}
+
+bool TlsClient::closed_by_server_within(std::chrono::milliseconds limit) {
+  return how_closed_within(limit) != "open";
+}
+
+ClientResponse TlsClient::read_response() {
+  auto& s = *impl_->stream;
+  beast::get_lowest_layer(s).expires_after(impl_->timeout);
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64 * 1024 * 1024);
+  http::read(s, impl_->buffer, parser);
+  auto& res = parser.get();
+  ClientResponse out;
+  out.status = res.result_int();
+  out.content_type = std::string(res[http::field::content_type]);
+  out.body = res.body();
+  out.keep_alive = res.keep_alive();
+  if (!out.keep_alive) impl_->open = false;
+  return out;
 }
 
 void TlsClient::set_timeout(std::chrono::milliseconds t) {

@@ -53,6 +53,12 @@ class TlsClient {
   void shutdown_send();
   // Reads until the server closes the connection, at most `limit`; true when it did.
   bool closed_by_server_within(std::chrono::milliseconds limit);
+  // Reads until the server closes the connection, at most `limit`: "open" (it did not),
+  // "close_notify" (TLS close_notify), "fin" (TCP end without close_notify), "reset", or
+  // "error: ..." (anything else).
+  std::string how_closed_within(std::chrono::milliseconds limit);
+  // Reads one response (after send_raw()).
+  ClientResponse read_response();
   // Deadline of each later exchange (default 30 s).
   void set_timeout(std::chrono::milliseconds t);
   // The CN of the certificate the server presented.
