@@ -75,7 +75,7 @@ cleanup() {
   operator_teardown "$cp"
   kubectl delete validatingwebhookconfigurations \
     -l "install.operator.istio.io/owning-resource-namespace=$cp" --ignore-not-found >/dev/null 2>&1
-  if [ "$rc" != 0 ] && [ -n "${WAVE_KEEP_LOGS:-}" ]; then
+  if [ -n "${WAVE_KEEP_LOGS:-}" ]; then  # the replicas' logs, samples and objects
     echo "--- debug: logs kept in $work" >&2
   else
     rm -rf "$work"
@@ -307,11 +307,9 @@ mid_wave 2
 mark "fault 2: kube-apiserver restarted"
 wait_for 90 "kube-apiserver ready" kubectl get --raw /readyz
 mark "kube-apiserver ready"
-s=$(wave_state)
-wait_for 90 "a Deployment restarted after the apiserver restart" restarted_at_least $((${s% *} + 1))
-mark "a Deployment restarted after the apiserver restart"
 
-# 3. Compact etcd while the apiserver is down: every watch resumes from a compacted revision.
+# 3. At once (the wave is still under way): compact etcd while the apiserver is down, so that
+# every watch resumes from a compacted revision.
 mid_wave 3
 gone_before=$(gone_relists)
 "${cluster_sh[@]}" stop kube-apiserver
