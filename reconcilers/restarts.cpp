@@ -750,9 +750,19 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
       }
       const kube::ResourceType* type = resource_of(e.plan.kind);
       if (type == nullptr) continue;
-      std::string patch = restart::restart_patch(e.cause, now);
+      // Only the copy the plan judged is restarted: a store lagging behind another writer
+      // (a previous leader's restart it has not shown yet) gets a 409, not a second restart.
+      const rapidjson::Value* planned = find_workload(view, e.plan);
+      std::string patch = restart::restart_patch(
+          e.cause, now,
+          planned != nullptr ? api::string_at(*planned, {"metadata", "resourceVersion"}) : "");
       auto patched = co_await client_->patch(*type, e.plan.ns, e.plan.name,
                                              kube::PatchType::kStrategicMerge, patch);
+      if (!patched && patched.error().is(kube::ErrorKind::kConflict)) {
+        log::info("workload changed since the plan read it; not restarted, planned again next pass",
+                  {{"workload", workload_key(e.plan)}, {"cause", e.cause}});
+        continue;
+      }
       if (!patched) co_return api::Error{patched.error().message};
       unseen_restarts_[workload_key(e.plan)] = {
           e.cause, api::string_at(*patched, {"metadata", "uid"}), generation_of(*patched), now};

@@ -455,7 +455,8 @@ std::string rfc3339(SystemTime t) {
   return buf;
 }
 
-std::string restart_patch(std::string_view cause, SystemTime now) {
+std::string restart_patch(std::string_view cause, SystemTime now,
+                          std::string_view resource_version) {
   rapidjson::Document d(rapidjson::kObjectType);
   auto& a = d.GetAllocator();
   rapidjson::Value annotations(rapidjson::kObjectType);
@@ -469,6 +470,11 @@ std::string restart_patch(std::string_view cause, SystemTime now) {
   tmpl.AddMember("metadata", meta, a);
   rapidjson::Value spec(rapidjson::kObjectType);
   spec.AddMember("template", tmpl, a);
+  if (!resource_version.empty()) {
+    rapidjson::Value object_meta(rapidjson::kObjectType);
+    object_meta.AddMember("resourceVersion", api::make_string(resource_version, a), a);
+    d.AddMember("metadata", object_meta, a);
+  }
   d.AddMember("spec", spec, a);
   return api::to_json(d);
 }

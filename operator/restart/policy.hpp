@@ -149,8 +149,11 @@ inline constexpr std::string_view kOptOutAnnotation = "meshop.io/restart";
 std::string restart_cause(const WorkloadPlan& plan, std::string_view detail_key = {});
 // The workload's pod template already records `cause`.
 bool already_restarted_for(const rapidjson::Value& workload, std::string_view cause);
-// The strategic-merge patch `kubectl rollout restart` sends, plus the cause record.
-std::string restart_patch(std::string_view cause, SystemTime now);
+// The strategic-merge patch `kubectl rollout restart` sends, plus the cause record; with a
+// `resource_version`, a precondition: the apiserver refuses it (409) when the workload changed
+// since the copy the plan was made from (a lagging store must not restart it twice).
+std::string restart_patch(std::string_view cause, SystemTime now,
+                          std::string_view resource_version = {});
 // RFC 3339 in UTC with seconds, as kubectl writes restartedAt.
 std::string rfc3339(SystemTime t);
 // The inverse, for what the apiserver and kubectl write (fractions of a second are dropped).

@@ -266,6 +266,17 @@ class RestartsPass : public ::testing::Test {
             "groupVersion":"install.istio.io/v1alpha1","resources":[{"name":"istiooperators",
             "kind":"IstioOperator","namespaced":true}]})")}};
       if (ex.method == "PATCH" && ex.target == "/apis/apps/v1/namespaces/apps/deployments/web") {
+        // As the apiserver: a resourceVersion in the patch is a precondition (409 when the
+        // object is at another one). The Deployment's resourceVersion is its generation.
+        rapidjson::Document body = json(ex.body);
+        if (std::string rv = api::string_at(body, {"metadata", "resourceVersion"});
+            !rv.empty() && rv != std::to_string(generation_)) {
+          ++refused_patches_;
+          return kube::fake::Script{{response(409, R"({"kind":"Status","status":"Failure",
+              "reason":"Conflict","code":409,"message":"Operation cannot be fulfilled on )"
+                                                   R"(deployments.apps \"web\": the object )"
+                                                   R"(has been modified"})")}};
+        }
         ++restart_patches_;
         last_restart_patch_ = ex.body;
         ++generation_;
@@ -299,7 +310,8 @@ class RestartsPass : public ::testing::Test {
     }
     return R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"namespace":"apps",
         "name":"web","uid":"web-uid","generation":)" +
-           std::to_string(generation) + R"(},"spec":{"replicas":1,"template":{"metadata":{
+           std::to_string(generation) + R"(,"resourceVersion":")" + std::to_string(generation) +
+           R"("},"spec":{"replicas":1,"template":{"metadata":{
         "annotations":)" +
            annotations + R"(},"spec":{"containers":[{"name":"app","image":"app:1"}]}}},
         "status":{"observedGeneration":)" +
@@ -362,7 +374,8 @@ class RestartsPass : public ::testing::Test {
       config_maps_, nodes_;
   RestartsCache cache_;
   std::chrono::system_clock::time_point now_ = std::chrono::system_clock::now();
-  int restart_patches_ = 0;
+  int restart_patches_ = 0;  // applied
+  int refused_patches_ = 0;  // refused: the resourceVersion they name is not the current one
   std::string last_restart_patch_;
   std::int64_t generation_ = 1;
 };
@@ -402,8 +415,11 @@ TEST_F(RestartsPass, ARestartTheStoreDoesNotShowYetIsInProgressNotStartedAgain) 
   EXPECT_EQ(third->plan[0].action, restart::Action::kInProgress) << third->plan[0].why;
 }
 
-// The memory is bounded by the policy's rolloutTimeout: a store that never shows the restart
-// (say, the template's record removed before the informer saw it) lets the cluster decide again.
+// The memory is bounded by the policy's rolloutTimeout; then the store alone decides, as far
+// as the apiserver agrees: a store that never showed the restart plans it again, but the patch
+// names the resourceVersion of the store's copy, which the apiserver has moved past (409), so
+// nothing is restarted twice. Once the store shows the workload as it is (say, with its record
+// removed by hand), the cluster decides again.
 TEST_F(RestartsPass, ARestartNeverShownIsForgottenAfterTheRolloutTimeout) {
   auto r = reconciler();
   ASSERT_TRUE(pass(*r).ok());
@@ -411,10 +427,23 @@ TEST_F(RestartsPass, ARestartNeverShownIsForgottenAfterTheRolloutTimeout) {
   now_ += std::chrono::seconds(119);
   ASSERT_TRUE(pass(*r).ok());
   EXPECT_EQ(restart_patches_, 1);
+  EXPECT_EQ(refused_patches_, 0);
   now_ += std::chrono::seconds(1);
   auto later = pass(*r);
   ASSERT_TRUE(later.ok()) << later.message();
-  EXPECT_EQ(later->started, (std::vector<std::string>{"Deployment/apps/web"}));
+  ASSERT_EQ(later->plan.size(), 1u);
+  EXPECT_EQ(later->plan[0].action, restart::Action::kRestart) << later->plan[0].why;
+  EXPECT_TRUE(later->started.empty());
+  EXPECT_EQ(restart_patches_, 1);
+  EXPECT_EQ(refused_patches_, 1);
+  EXPECT_EQ(started_total(), "1");
+
+  ++generation_;  // the record removed by hand; the store shows it
+  deployments_.apply(json(web(generation_, "")));
+  now_ += std::chrono::seconds(1);
+  auto again = pass(*r);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(again->started, (std::vector<std::string>{"Deployment/apps/web"}));
   EXPECT_EQ(restart_patches_, 2);
   EXPECT_EQ(started_total(), "2");
 }
@@ -457,6 +486,37 @@ TEST_F(RestartsPass, AnUnversionedRevisionIsOnTheBundledDefaultVersion) {
   EXPECT_EQ(again->plan[0].current_version, "1.27");
   EXPECT_EQ(again->plan[0].action, restart::Action::kRestart) << again->plan[0].why;
   EXPECT_EQ(restart_patches_, 1);
+}
+
+// Issue 17 (a restart wave under faults): the leader restarts web and dies; the process elected
+// next (no memory of that restart) plans from a store whose copy of web predates it, as when its
+// watch broke just before (an apiserver restart, a 410 relist not done yet). It must not
+// restart web a second time: the patch names the resourceVersion the plan read, the apiserver
+// refuses it (409), and the pass goes on without an error, a start or a count. Once the store
+// catches up, web is in progress for the previous leader's restart.
+TEST_F(RestartsPass, ARestartByThePreviousLeaderTheStoreDoesNotShowIsNotMadeAgain) {
+  last_restart_patch_ =
+      restart::restart_patch("RevisionChanged/canary", now_ - std::chrono::seconds(3));
+  generation_ = 2;  // the apiserver's copy: restarted, with the cause record
+  auto r = reconciler();
+  auto first = pass(*r);
+  ASSERT_TRUE(first.ok()) << first.message();
+  EXPECT_EQ(restart_patches_, 0) << "restarted a second time";
+  EXPECT_EQ(refused_patches_, 1);
+  EXPECT_TRUE(first->started.empty());
+  EXPECT_EQ(started_total(), "absent");
+  ASSERT_EQ(first->plan.size(), 1u);
+  EXPECT_EQ(first->plan[0].action, restart::Action::kRestart) << first->plan[0].why;
+
+  deployments_.apply(json(web(generation_, last_restart_patch_)));
+  now_ += std::chrono::seconds(2);
+  auto second = pass(*r);
+  ASSERT_TRUE(second.ok()) << second.message();
+  EXPECT_EQ(restart_patches_, 0);
+  EXPECT_EQ(refused_patches_, 1);
+  EXPECT_TRUE(second->started.empty());
+  ASSERT_EQ(second->plan.size(), 1u);
+  EXPECT_EQ(second->plan[0].action, restart::Action::kInProgress) << second->plan[0].why;
 }
 
 // A halted wave (status.restarts.wave, as a previous process left it) starts nothing, shows its
