@@ -465,25 +465,27 @@ TEST_F(RestartsPass, AnUnversionedRevisionIsOnTheBundledDefaultVersion) {
   const std::string bundled = manifest::default_chart_set().version;
   ASSERT_FALSE(bundled.empty());
 
-  auto r = reconciler();
-  auto report = pass(*r);
+  // The canary's proxy is the default chart set's (the bundled version's tag).
+  // Told another default, a minor away from the target: the move waits for an approval.
+  auto told = reconciler("1.29");
+  auto report = pass(*told);
   ASSERT_TRUE(report.ok()) << report.message();
   ASSERT_EQ(report->plan.size(), 1u);
   const restart::PlanEntry& e = report->plan[0];
-  EXPECT_EQ(e.current_version, bundled) << "the default revision installs the bundled default";
-  // The canary's proxy is meshop's built-in configuration's (a 1.27 tag): another minor.
-  EXPECT_EQ(e.target_version.rfind("1.27", 0), 0u) << e.target_version;
+  EXPECT_EQ(e.current_version, "1.29");
+  EXPECT_EQ(e.target_version.rfind(bundled, 0), 0u) << e.target_version;
   EXPECT_EQ(e.action, restart::Action::kApprovalNeeded) << e.why;
-  EXPECT_EQ(e.why, "Istio " + bundled + " -> " + e.target_version +
+  EXPECT_EQ(e.why, "Istio 1.29 -> " + e.target_version +
                        " exceeds maxVersionSkew Patch; approve with meshop restart approve "
                        "Deployment/web -n apps");
   EXPECT_EQ(restart_patches_, 0);
 
-  // Told another default (one minor with the target): the same move may go.
-  auto told = reconciler("1.27");
-  auto again = pass(*told);
+  // Not told: the unversioned default revision is on the bundled default, the target's minor.
+  auto r = reconciler();
+  auto again = pass(*r);
   ASSERT_TRUE(again.ok()) << again.message();
-  EXPECT_EQ(again->plan[0].current_version, "1.27");
+  EXPECT_EQ(again->plan[0].current_version, bundled)
+      << "the default revision installs the bundled default";
   EXPECT_EQ(again->plan[0].action, restart::Action::kRestart) << again->plan[0].why;
   EXPECT_EQ(restart_patches_, 1);
 }
