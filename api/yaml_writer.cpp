@@ -59,6 +59,54 @@ struct Analysis {
   bool block_allowed = true;
 };
 
+bool is_indicator(char c) {
+  switch (c) {
+    case '#':
+    case ',':
+    case '[':
+    case ']':
+    case '{':
+    case '}':
+    case '&':
+    case '*':
+    case '!':
+    case '|':
+    case '>':
+    case '\'':
+    case '"':
+    case '%':
+    case '@':
+    case '`':
+      return true;
+    default:
+      return false;
+  }
+}
+
+// analyze() for text of printable ASCII only (0x20-0x7E), the common case: no line breaks,
+// nothing special, so only the indicators and the leading/trailing spaces matter. False when
+// the text has any other byte (the general analysis then runs).
+bool analyze_printable_ascii(std::string_view value, Analysis& a) {
+  const std::size_t n = value.size();
+  bool block_indicators = value.starts_with("---") || value.starts_with("...");
+  for (std::size_t i = 0; i < n; ++i) {
+    char c = value[i];
+    if (c < 0x20 || c > 0x7E) return false;
+    bool followed_by_whitespace = i + 1 >= n || value[i + 1] == ' ';
+    if (i == 0) {
+      if (is_indicator(c) || ((c == '?' || c == ':' || c == '-') && followed_by_whitespace))
+        block_indicators = true;
+    } else {
+      if (c == ':' && followed_by_whitespace) block_indicators = true;
+      if (c == '#' && value[i - 1] == ' ') block_indicators = true;
+    }
+  }
+  bool leading_space = value[0] == ' ', trailing_space = value[n - 1] == ' ';
+  a.block_plain_allowed = !leading_space && !trailing_space && !block_indicators;
+  a.block_allowed = !trailing_space;
+  return true;
+}
+
 // yaml_emitter_analyze_scalar, block context only (meshop never emits flow collections).
 Analysis analyze(std::string_view value) {
   Analysis a;
@@ -66,6 +114,7 @@ Analysis analyze(std::string_view value) {
     a.block_allowed = false;
     return a;
   }
+  if (analyze_printable_ascii(value, a)) return a;
   bool block_indicators = false, line_breaks = false, special = false;
   bool leading_space = false, leading_break = false, trailing_space = false, trailing_break = false,
        break_space = false, space_break = false;
@@ -305,6 +354,15 @@ void write_single_quoted(std::string& out, std::string_view s, Cursor c) {
 }
 
 void write_plain(std::string& out, std::string_view s, Cursor c) {
+  // ASCII advances the column by one per byte: text that cannot reach a space beyond the
+  // folding width (or has no space to fold at) goes out as it is.
+  if ((!c.allow_breaks || static_cast<std::size_t>(c.column) + s.size() <= kBestWidth + 1 ||
+       s.find(' ') == std::string_view::npos) &&
+      std::all_of(s.begin(), s.end(),
+                  [](char ch) { return (static_cast<unsigned char>(ch) & 0x80) == 0; })) {
+    out.append(s);
+    return;
+  }
   bool spaces = false;
   for (std::size_t i = 0; i < s.size();) {
     char32_t ch;
@@ -451,7 +509,11 @@ class Emitter {
 
   // `content_indent`: where a literal block's lines start.
   void string(std::string_view s, int content_indent, bool simple_key, bool is_key) {
-    Analysis a = analyze(s);
+    string(s, analyze(s), content_indent, simple_key, is_key);
+  }
+  // `a` is analyze(s).
+  void string(std::string_view s, const Analysis& a, int content_indent, bool simple_key,
+              bool is_key) {
     if (!a.valid_utf8) {
       out += "!!binary ";
       out += base64(s);
@@ -495,14 +557,14 @@ class Emitter {
       Analysis ka = analyze(key);
       bool simple = !ka.multiline && key.size() <= 128;
       if (simple) {
-        string(key, indent + kIndent, true, true);
+        string(key, ka, indent + kIndent, true, true);
         out.push_back(':');
         value_after_colon(m->value, indent);
       } else {
         // A key that cannot be an implicit key: "? key", then ": value" laid out like a
         // sequence item (collections start on the same line).
         out += "? ";
-        string(key, indent + kIndent, false, true);
+        string(key, ka, indent + kIndent, false, true);
         out.push_back('\n');
         out.append(static_cast<std::size_t>(indent), ' ');
         out += ": ";

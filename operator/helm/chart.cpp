@@ -201,8 +201,9 @@ api::Result<ChartTree> read_chart_tree(const std::filesystem::path& dir) {
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
        it.increment(ec)) {
     if (!it->is_regular_file()) continue;
-    std::string name = fs::relative(it->path(), dir, ec).generic_string();
-    if (ec) break;
+    // The walk's own path below `dir` (as Helm names a file, symlinks included); lexical, so
+    // no syscalls per file.
+    std::string name = it->path().lexically_relative(dir).generic_string();
     // A packaged subchart is refused by load(), by name: no need to read it.
     if (name.rfind("charts/", 0) == 0 && is_packaged(name) &&
         std::count(name.begin(), name.end(), '/') == 1) {

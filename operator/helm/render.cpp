@@ -1,8 +1,10 @@
 #include "operator/helm/render.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "operator/helm/objects.hpp"
+#include "operator/template/funcs_support.hpp"
 #include "operator/template/template.hpp"
 
 namespace meshop::helm {
@@ -114,6 +116,37 @@ struct Binding {
   int depth = 0;
 };
 
+// fromYaml is a pure function of its text, and charts parse the same text more than once
+// (Istio's base chart reads each of its ~1 MB of CRDs with `$crd | fromYaml` twice: once for
+// the name, once for the map it relabels). Each distinct text is parsed once per render; every
+// call gets its own deep copy, since the result is a Go map the template may `set` into.
+class FromYamlMemo {
+ public:
+  explicit FromYamlMemo(const template_engine::Function& parse) : parse_(parse) {}
+
+  Result<Value> operator()(Args a) {
+    std::string_view text = a[0].as_string();
+    if (auto it = parsed_.find(text); it != parsed_.end())
+      return template_engine::funcs::deep_copy(it->second);
+    auto r = parse_.call(a);
+    if (!r.ok() || cached_bytes_ + text.size() > kMaxCachedBytes) return r;
+    cached_bytes_ += text.size();
+    const Value& kept = parsed_.emplace(std::string(text), std::move(r).value()).first->second;
+    return template_engine::funcs::deep_copy(kept);
+  }
+
+ private:
+  // The texts kept as keys: a bound on what a template looping over distinct texts can pin.
+  static constexpr std::size_t kMaxCachedBytes = std::size_t{64} << 20;
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  const template_engine::Function& parse_;
+  std::unordered_map<std::string, Value, Hash, std::equal_to<>> parsed_;
+  std::size_t cached_bytes_ = 0;
+};
+
 constexpr int kMaxIncludeDepth = 1000;  // Helm's recursionMaxNums
 
 }  // namespace
@@ -177,6 +210,11 @@ api::Result<Rendered> render(const Chart& chart, const Value& overrides,
     replace_all(s, "<no value>", "");
     return Value::string(std::move(s));
   });
+
+  if (const template_engine::Function* parse = helm_functions().find("fromYaml")) {
+    auto memo = std::make_shared<FromYamlMemo>(*parse);
+    fm.add("fromYaml", parse->signature(), [memo](Args a) { return (*memo)(a); });
+  }
 
   TemplateGroup group(std::move(fm));
   b->group = &group;
