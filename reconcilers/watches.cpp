@@ -66,6 +66,11 @@ runtime::WatchSpec pods() {
   runtime::WatchSpec s = paged(spec(kube::resources::kPods));
   s.projection = restart::project_pod;
   s.projection_name = "restart::project_pod";
+  // What the pods of one ReplicaSet have in common (labels, owner, injection status,
+  // containers and, while they are healthy, status) is kept once for all of them: at 100k pods
+  // that is most of the store.
+  s.shared_paths = {"/metadata/labels", "/metadata/ownerReferences", "/metadata/annotations",
+                    "/spec", "/status"};
   return s;
 }
 
@@ -76,6 +81,8 @@ runtime::WatchSpec every(const kube::ResourceType& type) {
   };
   s.projection_name = "restart::project_whole";
   s.name = type.resource + "-all";
+  // A Deployment's pod template is its ReplicaSets' too (less the pod-template-hash label).
+  s.shared_paths = {"/spec/template/spec", "/spec/selector"};
   return s;
 }
 

@@ -27,9 +27,9 @@ SourceFactory kube_sources(std::shared_ptr<kube::Client> client) {
 
 struct Cache::Watch {
   Watch(const WatchSpec& spec, std::unique_ptr<ListWatch> src,
-        boost::asio::any_io_executor executor, Clock& clock)
+        boost::asio::any_io_executor executor, Clock& clock, SharedParts& parts)
       : source(std::move(src)),
-        store(spec.projection),
+        store(spec.projection, spec.shared_paths, &parts),
         informer(spec.name.empty() ? spec.type.resource : spec.name, std::move(executor), clock,
                  *source, store, informer_options(spec)) {}
   static Informer::Options informer_options(const WatchSpec& spec) {
@@ -51,7 +51,7 @@ Store& Cache::store(const WatchSpec& spec) {
   std::string id = spec.identity();
   auto it = watches_.find(id);
   if (it == watches_.end()) {
-    auto w = std::make_unique<Watch>(spec, sources_(spec), executor_, clock_);
+    auto w = std::make_unique<Watch>(spec, sources_(spec), executor_, clock_, parts_);
     order_.push_back(w.get());
     it = watches_.emplace(std::move(id), std::move(w)).first;
   }

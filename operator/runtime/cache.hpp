@@ -39,6 +39,12 @@ struct WatchSpec {
   // of options.page_size (Informer::Options), for kinds with many objects.
   std::string initial_list_resource_version = "0";
   std::string name;  // the informer's name in logs; "" = the resource's plural
+  // Subtrees kept once for every object holding an equal one (Store, object.hpp SharedParts):
+  // e.g. a pod's labels, owner and containers, equal for the pods of one ReplicaSet. One table
+  // for the whole cache, so equal subtrees of different kinds are kept once too (a Deployment's
+  // pod template and its ReplicaSets'). A memory layout, not part of the watch's identity:
+  // taken from the first ask, as the projection.
+  std::vector<std::string> shared_paths{};
 
   // What makes two specs one watch.
   std::string identity() const;
@@ -70,6 +76,7 @@ class Cache {
   SourceFactory sources_;
   boost::asio::any_io_executor executor_;
   Clock& clock_;
+  SharedParts parts_;  // every store's shared subtrees (declared first: stores hold parts)
   std::map<std::string, std::unique_ptr<Watch>> watches_;
   std::vector<Watch*> order_;
 };

@@ -1,5 +1,11 @@
 #include "operator/runtime/object.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <unordered_map>
+
 namespace meshop::runtime {
 
 namespace {
@@ -51,6 +57,185 @@ Object compact_object(const rapidjson::Value& value) {
   auto holder = std::make_shared<Holder>(compact_size(value) + 64);
   holder->doc.CopyFrom(value, holder->pool);
   return Object(holder, &holder->doc);  // aliasing: the document keeps its pool alive
+}
+
+namespace {
+
+// The order-sensitive identity of a value, for SharedParts: equal under strict_equal means
+// equal hash.
+void hash_into(std::uint64_t& h, const void* data, std::size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 1099511628211ULL;  // FNV-1a
+  }
+}
+
+void hash_value(std::uint64_t& h, const rapidjson::Value& v) {
+  auto tag = static_cast<unsigned char>(v.GetType());
+  if (v.IsNumber()) tag = v.IsDouble() ? 16 : v.IsUint64() ? 17 : 18;
+  hash_into(h, &tag, 1);
+  switch (v.GetType()) {
+    case rapidjson::kObjectType: {
+      rapidjson::SizeType n = v.MemberCount();
+      hash_into(h, &n, sizeof n);
+      for (const auto& m : v.GetObject()) {
+        hash_value(h, m.name);
+        hash_value(h, m.value);
+      }
+      return;
+    }
+    case rapidjson::kArrayType: {
+      rapidjson::SizeType n = v.Size();
+      hash_into(h, &n, sizeof n);
+      for (const auto& e : v.GetArray())
+        hash_value(h, e);
+      return;
+    }
+    case rapidjson::kStringType: {
+      rapidjson::SizeType n = v.GetStringLength();
+      hash_into(h, &n, sizeof n);
+      hash_into(h, v.GetString(), n);
+      return;
+    }
+    case rapidjson::kNumberType: {
+      if (v.IsDouble()) {
+        double d = v.GetDouble();
+        hash_into(h, &d, sizeof d);
+      } else if (v.IsUint64()) {
+        std::uint64_t u = v.GetUint64();
+        hash_into(h, &u, sizeof u);
+      } else {
+        std::int64_t i = v.GetInt64();
+        hash_into(h, &i, sizeof i);
+      }
+      return;
+    }
+    default:
+      return;  // null, true, false: the tag says it all
+  }
+}
+
+// Equal as JSON text is: same types (1 is not 1.0), same members in the same order. A shared
+// part replaces a subtree, so "equal" must mean "writes the same bytes".
+bool strict_equal(const rapidjson::Value& a, const rapidjson::Value& b) {
+  if (a.GetType() != b.GetType()) return false;
+  switch (a.GetType()) {
+    case rapidjson::kObjectType: {
+      if (a.MemberCount() != b.MemberCount()) return false;
+      for (auto i = a.MemberBegin(), j = b.MemberBegin(); i != a.MemberEnd(); ++i, ++j)
+        if (!strict_equal(i->name, j->name) || !strict_equal(i->value, j->value)) return false;
+      return true;
+    }
+    case rapidjson::kArrayType: {
+      if (a.Size() != b.Size()) return false;
+      for (rapidjson::SizeType i = 0; i < a.Size(); ++i)
+        if (!strict_equal(a[i], b[i])) return false;
+      return true;
+    }
+    case rapidjson::kStringType:
+      return str(a) == str(b);
+    case rapidjson::kNumberType:
+      if (a.IsDouble() != b.IsDouble()) return false;
+      if (a.IsDouble()) {
+        double x = a.GetDouble();
+        double y = b.GetDouble();
+        return std::memcmp(&x, &y, sizeof x) == 0;
+      }
+      if (a.IsUint64() != b.IsUint64()) return false;
+      return a.IsUint64() ? a.GetUint64() == b.GetUint64() : a.GetInt64() == b.GetInt64();
+    default:
+      return true;
+  }
+}
+
+// The node at a JSON pointer of member names ("/spec", "/metadata/labels"), or null.
+template <class V>
+V* node_at(V& root, std::string_view path) {
+  V* v = &root;
+  while (!path.empty()) {
+    if (path.front() != '/' || !v->IsObject()) return nullptr;
+    path.remove_prefix(1);
+    std::string_view name = path.substr(0, path.find('/'));
+    path.remove_prefix(name.size());
+    auto it = v->FindMember(rapidjson::Value(
+        rapidjson::StringRef(name.data(), static_cast<rapidjson::SizeType>(name.size()))));
+    if (it == v->MemberEnd()) return nullptr;
+    v = &it->value;
+  }
+  return v;
+}
+
+}  // namespace
+
+struct SharedParts::Table {
+  std::unordered_multimap<std::uint64_t, std::weak_ptr<const rapidjson::Value>> entries;
+  std::size_t sweep_at = 1024;
+};
+
+SharedParts::SharedParts() : table_(std::make_unique<Table>()) {}
+SharedParts::~SharedParts() = default;
+
+std::size_t SharedParts::size() const {
+  std::size_t n = 0;
+  for (const auto& [h, part] : table_->entries)
+    if (!part.expired()) ++n;
+  return n;
+}
+
+std::shared_ptr<const rapidjson::Value> SharedParts::intern(const rapidjson::Value& value) {
+  std::uint64_t h = 14695981039346656037ULL;
+  hash_value(h, value);
+  auto [first, last] = table_->entries.equal_range(h);
+  for (auto it = first; it != last; ++it) {
+    if (auto part = it->second.lock(); part != nullptr && strict_equal(*part, value)) return part;
+  }
+  std::shared_ptr<const rapidjson::Value> part = compact_object(value);
+  table_->entries.emplace(h, part);
+  if (table_->entries.size() >= table_->sweep_at) {
+    std::erase_if(table_->entries, [](const auto& e) { return e.second.expired(); });
+    table_->sweep_at = std::max<std::size_t>(1024, 2 * table_->entries.size());
+  }
+  return part;
+}
+
+Object compact_object(const rapidjson::Value& value, SharedParts& parts,
+                      const std::vector<std::string>& paths) {
+  // A Value is a 16-byte handle (type, size, pointer): a part is put in place by copying its
+  // handle, so the object's tree points into the part's memory. Sound because the pool
+  // allocator never frees per value (kNeedFree is false: destroying the document does not walk
+  // into the part) and objects are never modified.
+  static_assert(!rapidjson::MemoryPoolAllocator<>::kNeedFree);
+  static_assert(std::is_standard_layout_v<rapidjson::Value> && sizeof(rapidjson::Value) == 16);
+  struct Holder {
+    explicit Holder(std::size_t capacity) : pool(capacity), doc(&pool) {}
+    rapidjson::MemoryPoolAllocator<> pool;
+    rapidjson::Document doc;
+    std::vector<std::shared_ptr<const rapidjson::Value>> parts;
+  };
+  // Copy the object with its shared subtrees cut out (null), then put the parts' handles in
+  // their places: the object's own memory is only what is its own.
+  rapidjson::Document scratch;
+  scratch.CopyFrom(value, scratch.GetAllocator());
+  std::vector<std::pair<std::string_view, std::shared_ptr<const rapidjson::Value>>> found;
+  for (const std::string& path : paths) {
+    rapidjson::Value* node = node_at(static_cast<rapidjson::Value&>(scratch), path);
+    if (node == nullptr || node->IsNull()) continue;
+    if ((node->IsObject() && node->MemberCount() == 0) || (node->IsArray() && node->Empty()))
+      continue;  // nothing to share
+    found.emplace_back(path, parts.intern(*node));
+    node->SetNull();
+  }
+  auto holder = std::make_shared<Holder>(compact_size(scratch) + 64);
+  holder->doc.CopyFrom(scratch, holder->pool);
+  holder->parts.reserve(found.size());
+  for (auto& [path, part] : found) {
+    rapidjson::Value* slot = node_at(static_cast<rapidjson::Value&>(holder->doc), path);
+    std::memcpy(static_cast<void*>(slot), static_cast<const void*>(part.get()),
+                sizeof(rapidjson::Value));
+    holder->parts.push_back(std::move(part));
+  }
+  return Object(holder, &holder->doc);
 }
 
 std::string_view meta_string(const rapidjson::Value& object, std::string_view field) {

@@ -41,6 +41,39 @@ Object compact_object(const rapidjson::Value& value);
 // Bytes a compact copy of `value` needs (an estimate that errs on the large side).
 std::size_t compact_size(const rapidjson::Value& value);
 
+// Identical parts of the objects of one store, kept once (hash-consing). In a store of 100k
+// pods, most of a pod is the same as its siblings': the labels, owner, containers and status of
+// the pods of one ReplicaSet are equal, only name, uid, resourceVersion and creation time
+// differ. compact_object(value, parts, paths) makes each subtree at `paths` a part shared with
+// every object holding an equal one; the object keeps its parts alive, and a part no object
+// holds any more is forgotten.
+// Reading a shared object is reading any object: the parts are ordinary (immutable) values.
+// Thread affinity: one thread makes objects (the store's); the objects may be read and released
+// on any thread.
+class SharedParts {
+ public:
+  SharedParts();
+  ~SharedParts();
+  SharedParts(const SharedParts&) = delete;
+  SharedParts& operator=(const SharedParts&) = delete;
+
+  // The shared part equal to `value` (a compact copy made on first sight). The returned
+  // pointer keeps the part alive.
+  std::shared_ptr<const rapidjson::Value> intern(const rapidjson::Value& value);
+  // Distinct live parts (a test and benchmark figure).
+  std::size_t size() const;
+
+ private:
+  struct Table;
+  std::unique_ptr<Table> table_;
+};
+
+// A compact copy of `value` whose subtrees at `paths` (JSON pointers such as "/spec" or
+// "/metadata/labels"; absent ones are skipped) are shared through `parts`. `value` is left
+// unchanged.
+Object compact_object(const rapidjson::Value& value, SharedParts& parts,
+                      const std::vector<std::string>& paths);
+
 std::string object_key(const rapidjson::Value& object);
 std::string make_key(std::string_view ns, std::string_view name);
 // Splits a key into (namespace, name); namespace is "" for cluster-scoped keys.

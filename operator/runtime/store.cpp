@@ -26,7 +26,15 @@ void strip_managed_fields(rapidjson::Document& object) {
   }
 }
 
-Store::Store(Projection projection) : projection_(std::move(projection)) {}
+Store::Store(Projection projection, std::vector<std::string> shared_paths, SharedParts* parts)
+    : projection_(std::move(projection)), shared_paths_(std::move(shared_paths)) {
+  if (shared_paths_.empty()) return;
+  if (parts == nullptr) {
+    own_parts_ = std::make_unique<SharedParts>();
+    parts = own_parts_.get();
+  }
+  parts_ = parts;
+}
 
 void Store::add_index(std::string name, IndexFunc func) {
   Index& index = indices_[name];
@@ -48,15 +56,19 @@ void Store::add_handlers(StoreHandlers handlers) {
 
 Object Store::finish(rapidjson::Document object) const {
   if (projection_) projection_(object);
-  return compact_object(object);
+  return parts_ != nullptr ? compact_object(object, *parts_, shared_paths_)
+                           : compact_object(object);
 }
 
 Object Store::finish(const rapidjson::Value& object) const {
-  if (!projection_) return compact_object(object);
+  if (!projection_)
+    return parts_ != nullptr ? compact_object(object, *parts_, shared_paths_)
+                             : compact_object(object);
   rapidjson::Document scratch;  // freed before the next item: the peak stays one object
   scratch.CopyFrom(object, scratch.GetAllocator());
   projection_(scratch);
-  return compact_object(scratch);
+  return parts_ != nullptr ? compact_object(scratch, *parts_, shared_paths_)
+                           : compact_object(scratch);
 }
 
 void Store::index_insert(const std::string& key, const rapidjson::Value& object) {

@@ -17,7 +17,8 @@
 //   resourceVersion did not change raises no event. The first replace() makes has_synced()
 //   true for good.
 // - Stored objects are compact copies (object.hpp compact_object): memory per object is about
-//   the size of its JSON, not RapidJSON's 64 KiB pool chunk.
+//   the size of its JSON, not RapidJSON's 64 KiB pool chunk. With `shared_paths`, the subtrees
+//   there are kept once for all the objects that hold equal ones (object.hpp SharedParts).
 // - add_index() and add_handlers() may be called at any time: the index is built over the
 //   current content, and new handlers first receive on_add for every current object (as
 //   client-go's AddEventHandler does), so late registration never misses an object.
@@ -27,6 +28,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -60,7 +62,10 @@ struct StoreHandlers {
 
 class Store {
  public:
-  explicit Store(Projection projection = {});
+  // `parts`: where shared subtrees are kept (not owned; e.g. the Cache's, one for every store,
+  // so a Deployment and its ReplicaSets share their pod template); null = the store's own.
+  explicit Store(Projection projection = {}, std::vector<std::string> shared_paths = {},
+                 SharedParts* parts = nullptr);
 
   void add_index(std::string name, IndexFunc func);
   void add_handlers(StoreHandlers handlers);
@@ -84,6 +89,8 @@ class Store {
   std::vector<std::string> keys() const;
   std::vector<Object> by_index(std::string_view index, std::string_view value) const;
   std::size_t size() const { return objects_.size(); }
+  // Distinct shared subtrees alive (0 without shared paths).
+  std::size_t shared_parts() const { return parts_ != nullptr ? parts_->size() : 0; }
   bool has_synced() const { return synced_; }
 
  private:
@@ -105,6 +112,9 @@ class Store {
   void emit_delete(const Object& o);
 
   Projection projection_;
+  std::vector<std::string> shared_paths_;
+  std::unique_ptr<SharedParts> own_parts_;
+  SharedParts* parts_ = nullptr;  // set when shared_paths_ is not empty
   std::unordered_map<std::string, Object> objects_;
   std::unordered_map<std::string, Index> indices_;
   std::vector<StoreHandlers> handlers_;

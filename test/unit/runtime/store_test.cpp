@@ -168,6 +168,126 @@ TEST(CompactObject, CopiesExactlyIntoOneRightSizedChunk) {
   EXPECT_LT(estimate, 2048u);
 }
 
+rapidjson::Document parse_json(const char* json) {
+  rapidjson::Document d;
+  d.Parse(json);
+  EXPECT_FALSE(d.HasParseError()) << json;
+  return d;
+}
+
+// Two pods of one ReplicaSet, as restart::project_pod keeps them.
+std::string sibling(const std::string& name, const std::string& uid,
+                    const std::string& extra = "") {
+  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+         R"(","namespace":"shop","uid":")" + uid +
+         R"(","resourceVersion":"7","labels":{"app":"web","pod-template-hash":"5d8c7f9b6d"},
+      "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-5d8c7f9b6d",
+      "uid":"rs-uid","controller":true}]},"spec":{"containers":[{"name":"web","image":"web:1"},
+      {"name":"istio-proxy","image":"proxyv2:1.31"}]},"status":{"phase":"Running","conditions":
+      [{"type":"Ready","status":"True"}]}, "n":[1,2.5])" +
+         extra + "}";
+}
+
+const std::vector<std::string> kPodParts = {"/metadata/labels", "/metadata/ownerReferences",
+                                            "/metadata/annotations", "/spec", "/status"};
+
+TEST(SharedParts, EqualSubtreesAreKeptOnceAndReadAsTheWhole) {
+  SharedParts parts;
+  rapidjson::Document a = parse_json(sibling("web-1", "u1").c_str());
+  rapidjson::Document b = parse_json(sibling("web-2", "u2").c_str());
+  Object oa = compact_object(a, parts, kPodParts);
+  Object ob = compact_object(b, parts, kPodParts);
+  // The objects read exactly as their sources (same members, same order, same numbers).
+  EXPECT_EQ(to_text(*oa), to_text(a));
+  EXPECT_EQ(to_text(*ob), to_text(b));
+  EXPECT_TRUE(*oa == a);
+  // labels, ownerReferences, spec and status: four parts for both (no annotations here).
+  EXPECT_EQ(parts.size(), 4u);
+  EXPECT_EQ(&(*oa)["spec"]["containers"][0], &(*ob)["spec"]["containers"][0])
+      << "the siblings' spec is one subtree";
+  EXPECT_EQ(&(*oa)["metadata"]["labels"]["app"], &(*ob)["metadata"]["labels"]["app"]);
+  EXPECT_NE(&(*oa)["metadata"]["name"], &(*ob)["metadata"]["name"]);
+}
+
+TEST(SharedParts, OnlyStrictlyEqualSubtreesAreShared) {
+  SharedParts parts;
+  // 1 and 1.0 are equal numbers to RapidJSON but write differently; member order matters too.
+  rapidjson::Document a = parse_json(R"({"spec":{"n":1,"m":2}})");
+  rapidjson::Document b = parse_json(R"({"spec":{"n":1.0,"m":2}})");
+  rapidjson::Document c = parse_json(R"({"spec":{"m":2,"n":1}})");
+  std::vector<std::string> paths = {"/spec"};
+  Object oa = compact_object(a, parts, paths);
+  Object ob = compact_object(b, parts, paths);
+  Object oc = compact_object(c, parts, paths);
+  EXPECT_EQ(to_text(*oa), R"({"spec":{"n":1,"m":2}})");
+  EXPECT_EQ(to_text(*ob), R"({"spec":{"n":1.0,"m":2}})");
+  EXPECT_EQ(to_text(*oc), R"({"spec":{"m":2,"n":1}})");
+  EXPECT_EQ(parts.size(), 3u);
+}
+
+TEST(SharedParts, APartLivesAsLongAsAnObjectHoldsIt) {
+  SharedParts parts;
+  Object a = compact_object(parse_json(sibling("web-1", "u1").c_str()), parts, kPodParts);
+  {
+    Object b = compact_object(parse_json(sibling("web-2", "u2").c_str()), parts, kPodParts);
+    a.reset();
+    EXPECT_EQ(parts.size(), 4u) << "b still holds the parts";
+    EXPECT_EQ(std::string((*b)["spec"]["containers"][1]["image"].GetString()), "proxyv2:1.31");
+  }
+  EXPECT_EQ(parts.size(), 0u) << "nobody holds them any more";
+  // A part of a released object is made anew, and readable.
+  Object c = compact_object(parse_json(sibling("web-3", "u3").c_str()), parts, kPodParts);
+  EXPECT_EQ(to_text(*c), to_text(parse_json(sibling("web-3", "u3").c_str())));
+}
+
+TEST(SharedParts, AbsentNullAndEmptyPathsAreCopiedAsTheyAre) {
+  SharedParts parts;
+  rapidjson::Document d = parse_json(R"({"metadata":{"labels":{}},"spec":null})");
+  Object o = compact_object(d, parts, kPodParts);
+  EXPECT_EQ(to_text(*o), to_text(d));
+  EXPECT_EQ(parts.size(), 0u);
+}
+
+TEST(Store, SharedPathsKeepEqualPartsOnceAcrossUpdatesAndDeletes) {
+  Store s({}, kPodParts);
+  for (int i = 0; i < 50; ++i)
+    s.apply(parse_json(sibling("web-" + std::to_string(i), "u" + std::to_string(i)).c_str()));
+  EXPECT_EQ(s.size(), 50u);
+  EXPECT_EQ(s.shared_parts(), 4u);
+  // One pod turns unready: its status is a part of its own.
+  s.apply(parse_json(sibling("web-0", "u0").c_str()));  // same content: nothing new
+  std::string unready = sibling("web-1", "u1");
+  unready.replace(unready.find(R"("status":"True")"), 15, R"("status":"False")");
+  s.apply(parse_json(unready.c_str()));
+  EXPECT_EQ(s.shared_parts(), 5u);
+  EXPECT_EQ(std::string((*s.get("shop/web-1"))["status"]["conditions"][0]["status"].GetString()),
+            "False");
+  EXPECT_EQ(std::string((*s.get("shop/web-2"))["status"]["conditions"][0]["status"].GetString()),
+            "True");
+  for (int i = 0; i < 50; ++i)
+    s.remove_key("shop/web-" + std::to_string(i));
+  EXPECT_EQ(s.shared_parts(), 0u);
+}
+
+TEST(Store, StoresGivenOneSharedPartsShareAcrossKinds) {
+  SharedParts parts;
+  Store deployments({}, {"/spec/template/spec"}, &parts);
+  Store replica_sets({}, {"/spec/template/spec"}, &parts);
+  const char* tmpl = R"("template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":
+      [{"name":"web","image":"web:1"}]}})";
+  deployments.apply(parse_json(
+      (std::string(R"({"metadata":{"name":"web","namespace":"shop"},"spec":{)") + tmpl + "}}")
+          .c_str()));
+  replica_sets.apply(parse_json((std::string(R"({"metadata":{"name":"web-1","namespace":"shop"},
+      "spec":{"replicas":2,)") + tmpl +
+                                 "}}")
+                                    .c_str()));
+  EXPECT_EQ(parts.size(), 1u);
+  EXPECT_EQ(deployments.shared_parts(), 1u);
+  EXPECT_EQ(&(*deployments.get("shop/web"))["spec"]["template"]["spec"]["containers"][0],
+            &(*replica_sets.get("shop/web-1"))["spec"]["template"]["spec"]["containers"][0]);
+}
+
 TEST(Store, ReplaceFromAListItemsArray) {
   Store s(strip_managed_fields);
   rapidjson::Document list;
