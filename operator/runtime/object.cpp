@@ -24,6 +24,145 @@ namespace {
 constexpr std::size_t align8(std::size_t n) {
   return (n + 7) & ~std::size_t{7};
 }
+
+// Longest string a Value holds inline (RapidJSON's ShortString with 16-byte values).
+constexpr rapidjson::SizeType kInlineString = 13;
+static_assert(sizeof(rapidjson::Value) == 16, "RapidJSON's 48-bit pointer layout");
+
+// Member names too long to be held inline that most stored objects have: a compact copy refers
+// to these (RapidJSON copies a constant string as a reference) instead of copying them into
+// every object.
+constexpr const char* kKnownNames[] = {"resourceVersion",
+                                       "creationTimestamp",
+                                       "deletionTimestamp",
+                                       "ownerReferences",
+                                       "blockOwnerDeletion",
+                                       "deletionGracePeriodSeconds",
+                                       "observedGeneration",
+                                       "availableReplicas",
+                                       "updatedReplicas",
+                                       "readyReplicas",
+                                       "fullyLabeledReplicas",
+                                       "unavailableReplicas",
+                                       "terminatingReplicas",
+                                       "collisionCount",
+                                       "lastTransitionTime",
+                                       "lastUpdateTime",
+                                       "lastHeartbeatTime",
+                                       "progressDeadlineSeconds",
+                                       "revisionHistoryLimit",
+                                       "minReadySeconds",
+                                       "initContainers",
+                                       "ephemeralContainers",
+                                       "containerStatuses",
+                                       "initContainerStatuses",
+                                       "terminationMessagePath",
+                                       "terminationMessagePolicy",
+                                       "imagePullPolicy",
+                                       "imagePullSecrets",
+                                       "securityContext",
+                                       "serviceAccountName",
+                                       "serviceAccount",
+                                       "automountServiceAccountToken",
+                                       "terminationGracePeriodSeconds",
+                                       "enableServiceLinks",
+                                       "preemptionPolicy",
+                                       "readinessProbe",
+                                       "livenessProbe",
+                                       "startupProbe",
+                                       "volumeMounts",
+                                       "matchLabels",
+                                       "matchExpressions",
+                                       "rollingUpdate",
+                                       "maxUnavailable",
+                                       "updateStrategy",
+                                       "podManagementPolicy",
+                                       "currentReplicas",
+                                       "currentRevision",
+                                       "updateRevision",
+                                       "numberAvailable",
+                                       "numberReady",
+                                       "desiredNumberScheduled",
+                                       "currentNumberScheduled",
+                                       "updatedNumberScheduled",
+                                       "numberMisscheduled",
+                                       "numberUnavailable",
+                                       "kubeletVersion",
+                                       "disruptionsAllowed",
+                                       "currentHealthy",
+                                       "desiredHealthy",
+                                       "expectedPods",
+                                       "pod-template-hash"};
+
+// The known name equal to `name`, or null.
+const char* known_name(std::string_view name) {
+  static const std::unordered_map<std::string_view, const char*> table = [] {
+    std::unordered_map<std::string_view, const char*> t;
+    for (const char* n : kKnownNames)
+      t.emplace(n, n);
+    return t;
+  }();
+  if (name.size() <= kInlineString) return nullptr;
+  auto it = table.find(name);
+  return it == table.end() ? nullptr : it->second;
+}
+
+bool is_known_name(const rapidjson::Value& v) {
+  return known_name(str(v)) == v.GetString();
+}
+
+// Member names that are known names become references to them.
+void refer_to_known_names(rapidjson::Value& v) {
+  if (v.IsObject()) {
+    for (auto& m : v.GetObject()) {
+      if (const char* n = known_name(str(m.name)); n != nullptr && n != m.name.GetString())
+        m.name.SetString(rapidjson::StringRef(n, m.name.GetStringLength()));
+      refer_to_known_names(m.value);
+    }
+  } else if (v.IsArray()) {
+    for (auto& e : v.GetArray())
+      refer_to_known_names(e);
+  }
+}
+
+// The bytes a compact copy of `v` takes from its pool: member and element arrays, and the
+// strings neither held inline nor known names.
+std::size_t own_size(const rapidjson::Value& v) {
+  switch (v.GetType()) {
+    case rapidjson::kObjectType: {
+      std::size_t n = align8(v.MemberCount() * sizeof(rapidjson::Value::Member));
+      for (const auto& m : v.GetObject())
+        n += own_size(m.name) + own_size(m.value);
+      return n;
+    }
+    case rapidjson::kArrayType: {
+      std::size_t n = align8(v.Size() * sizeof(rapidjson::Value));
+      for (const auto& e : v.GetArray())
+        n += own_size(e);
+      return n;
+    }
+    case rapidjson::kStringType:
+      if (v.GetStringLength() <= kInlineString || is_known_name(v)) return 0;
+      return align8(v.GetStringLength() + 1);
+    default:
+      return 0;
+  }
+}
+
+struct CompactHolder {
+  explicit CompactHolder(std::size_t capacity) : pool(capacity), doc(&pool) {}
+  rapidjson::MemoryPoolAllocator<> pool;
+  rapidjson::Document doc;
+  std::shared_ptr<const void> parts;  // what the document refers to, when it shares parts
+};
+
+// A compact copy of `scratch`, which it changes (known names become references).
+std::shared_ptr<CompactHolder> compact_copy(rapidjson::Value& scratch) {
+  refer_to_known_names(scratch);
+  auto holder = std::make_shared<CompactHolder>(own_size(scratch) + 64);
+  holder->doc.CopyFrom(scratch, holder->pool);
+  return holder;
+}
 }  // namespace
 
 std::size_t compact_size(const rapidjson::Value& v) {
@@ -49,13 +188,9 @@ std::size_t compact_size(const rapidjson::Value& v) {
 }
 
 Object compact_object(const rapidjson::Value& value) {
-  struct Holder {
-    explicit Holder(std::size_t capacity) : pool(capacity), doc(&pool) {}
-    rapidjson::MemoryPoolAllocator<> pool;
-    rapidjson::Document doc;
-  };
-  auto holder = std::make_shared<Holder>(compact_size(value) + 64);
-  holder->doc.CopyFrom(value, holder->pool);
+  rapidjson::Document scratch;
+  scratch.CopyFrom(value, scratch.GetAllocator());
+  auto holder = compact_copy(scratch);
   return Object(holder, &holder->doc);  // aliasing: the document keeps its pool alive
 }
 
@@ -171,6 +306,30 @@ V* node_at(V& root, std::string_view path) {
 struct SharedParts::Table {
   std::unordered_multimap<std::uint64_t, std::weak_ptr<const rapidjson::Value>> entries;
   std::size_t sweep_at = 1024;
+  // Sets of parts as objects hold them: the pods of one ReplicaSet hold one set, so each holds
+  // one pointer rather than one per part.
+  using Set = std::vector<std::shared_ptr<const rapidjson::Value>>;
+  std::unordered_multimap<std::uint64_t, std::weak_ptr<const Set>> sets;
+  std::size_t sets_sweep_at = 1024;
+
+  std::shared_ptr<const Set> set_of(Set parts) {
+    std::uint64_t h = 14695981039346656037ULL;
+    for (const auto& p : parts) {
+      const void* raw = p.get();
+      hash_into(h, &raw, sizeof raw);
+    }
+    auto [first, last] = sets.equal_range(h);
+    for (auto it = first; it != last; ++it) {
+      if (auto set = it->second.lock(); set != nullptr && *set == parts) return set;
+    }
+    auto set = std::make_shared<const Set>(std::move(parts));
+    sets.emplace(h, set);
+    if (sets.size() >= sets_sweep_at) {
+      std::erase_if(sets, [](const auto& e) { return e.second.expired(); });
+      sets_sweep_at = std::max<std::size_t>(1024, 2 * sets.size());
+    }
+    return set;
+  }
 };
 
 SharedParts::SharedParts() : table_(std::make_unique<Table>()) {}
@@ -206,35 +365,29 @@ Object compact_object(const rapidjson::Value& value, SharedParts& parts,
   // allocator never frees per value (kNeedFree is false: destroying the document does not walk
   // into the part) and objects are never modified.
   static_assert(!rapidjson::MemoryPoolAllocator<>::kNeedFree);
-  static_assert(std::is_standard_layout_v<rapidjson::Value> && sizeof(rapidjson::Value) == 16);
-  struct Holder {
-    explicit Holder(std::size_t capacity) : pool(capacity), doc(&pool) {}
-    rapidjson::MemoryPoolAllocator<> pool;
-    rapidjson::Document doc;
-    std::vector<std::shared_ptr<const rapidjson::Value>> parts;
-  };
+  static_assert(std::is_standard_layout_v<rapidjson::Value>);
   // Copy the object with its shared subtrees cut out (null), then put the parts' handles in
   // their places: the object's own memory is only what is its own.
   rapidjson::Document scratch;
   scratch.CopyFrom(value, scratch.GetAllocator());
-  std::vector<std::pair<std::string_view, std::shared_ptr<const rapidjson::Value>>> found;
+  std::vector<std::string_view> cut;
+  SharedParts::Table::Set found;
   for (const std::string& path : paths) {
     rapidjson::Value* node = node_at(static_cast<rapidjson::Value&>(scratch), path);
     if (node == nullptr || node->IsNull()) continue;
     if ((node->IsObject() && node->MemberCount() == 0) || (node->IsArray() && node->Empty()))
       continue;  // nothing to share
-    found.emplace_back(path, parts.intern(*node));
+    cut.push_back(path);
+    found.push_back(parts.intern(*node));
     node->SetNull();
   }
-  auto holder = std::make_shared<Holder>(compact_size(scratch) + 64);
-  holder->doc.CopyFrom(scratch, holder->pool);
-  holder->parts.reserve(found.size());
-  for (auto& [path, part] : found) {
-    rapidjson::Value* slot = node_at(static_cast<rapidjson::Value&>(holder->doc), path);
-    std::memcpy(static_cast<void*>(slot), static_cast<const void*>(part.get()),
+  auto holder = compact_copy(scratch);
+  for (std::size_t i = 0; i < cut.size(); ++i) {
+    rapidjson::Value* slot = node_at(static_cast<rapidjson::Value&>(holder->doc), cut[i]);
+    std::memcpy(static_cast<void*>(slot), static_cast<const void*>(found[i].get()),
                 sizeof(rapidjson::Value));
-    holder->parts.push_back(std::move(part));
   }
+  if (!found.empty()) holder->parts = parts.table_->set_of(std::move(found));
   return Object(holder, &holder->doc);
 }
 

@@ -64,6 +64,8 @@ class SharedParts {
   std::size_t size() const;
 
  private:
+  friend Object compact_object(const rapidjson::Value& value, SharedParts& parts,
+                               const std::vector<std::string>& paths);
   struct Table;
   std::unique_ptr<Table> table_;
 };

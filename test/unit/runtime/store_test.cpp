@@ -288,6 +288,29 @@ TEST(Store, StoresGivenOneSharedPartsShareAcrossKinds) {
             &(*replica_sets.get("shop/web-1"))["spec"]["template"]["spec"]["containers"][0]);
 }
 
+TEST(CompactObject, KnownNamesAreReferencedAndThePoolHasOneRightSizedChunk) {
+  rapidjson::Document d;
+  d.Parse(R"({"metadata":{"name":"a-rather-long-name-for-a-deployment","namespace":"a-namespace",
+      "resourceVersion":"123456789","creationTimestamp":"2026-12-06T05:00:00Z",
+      "ownerReferences":[{"blockOwnerDeletion":true,"controller":true}],
+      "labels":{"a-label-key-longer-than-13":"a-label-value-longer-than-13","x":"y"}},
+      "status":{"observedGeneration":3,"availableReplicas":2,"updatedReplicas":2,
+      "conditions":[{"lastTransitionTime":"2026-12-06T05:00:00Z","type":"Available"}]},
+      "n":[1,2.5,"three",null,false,{}]})");
+  ASSERT_FALSE(d.HasParseError());
+  Object o = compact_object(d);
+  EXPECT_EQ(to_text(*o), to_text(d));
+  auto& pool = const_cast<rapidjson::Document&>(*o).GetAllocator();
+  // One chunk of what the object needs (a second chunk would be 64 KiB), and less than a copy
+  // that holds every name: the long known names are not in it.
+  EXPECT_LE(pool.Size(), pool.Capacity());
+  EXPECT_LT(pool.Capacity(), compact_size(d));
+  const auto& meta = (*o)["metadata"];
+  auto rv = meta.FindMember("resourceVersion");
+  ASSERT_NE(rv, meta.MemberEnd());
+  EXPECT_EQ(std::string(rv->name.GetString()), "resourceVersion");
+}
+
 TEST(Store, ReplaceFromAListItemsArray) {
   Store s(strip_managed_fields);
   rapidjson::Document list;
