@@ -159,7 +159,7 @@ struct CompactHolder {
 // A compact copy of `scratch`, which it changes (known names become references).
 std::shared_ptr<CompactHolder> compact_copy(rapidjson::Value& scratch) {
   refer_to_known_names(scratch);
-  auto holder = std::make_shared<CompactHolder>(own_size(scratch) + 64);
+  auto holder = std::make_shared<CompactHolder>(own_size(scratch) + 16);
   holder->doc.CopyFrom(scratch, holder->pool);
   return holder;
 }
@@ -190,6 +190,10 @@ std::size_t compact_size(const rapidjson::Value& v) {
 Object compact_object(const rapidjson::Value& value) {
   rapidjson::Document scratch;
   scratch.CopyFrom(value, scratch.GetAllocator());
+  return compact_object_from(scratch);
+}
+
+Object compact_object_from(rapidjson::Document& scratch) {
   auto holder = compact_copy(scratch);
   return Object(holder, &holder->doc);  // aliasing: the document keeps its pool alive
 }
@@ -360,16 +364,21 @@ std::shared_ptr<const rapidjson::Value> SharedParts::intern(const rapidjson::Val
 
 Object compact_object(const rapidjson::Value& value, SharedParts& parts,
                       const std::vector<std::string>& paths) {
+  rapidjson::Document scratch;
+  scratch.CopyFrom(value, scratch.GetAllocator());
+  return compact_object_from(scratch, parts, paths);
+}
+
+Object compact_object_from(rapidjson::Document& scratch, SharedParts& parts,
+                           const std::vector<std::string>& paths) {
   // A Value is a 16-byte handle (type, size, pointer): a part is put in place by copying its
   // handle, so the object's tree points into the part's memory. Sound because the pool
   // allocator never frees per value (kNeedFree is false: destroying the document does not walk
   // into the part) and objects are never modified.
   static_assert(!rapidjson::MemoryPoolAllocator<>::kNeedFree);
   static_assert(std::is_standard_layout_v<rapidjson::Value>);
-  // Copy the object with its shared subtrees cut out (null), then put the parts' handles in
-  // their places: the object's own memory is only what is its own.
-  rapidjson::Document scratch;
-  scratch.CopyFrom(value, scratch.GetAllocator());
+  // The object with its shared subtrees cut out (null) is copied, then the parts' handles are
+  // put in their places: the object's own memory is only what is its own.
   std::vector<std::string_view> cut;
   SharedParts::Table::Set found;
   for (const std::string& path : paths) {

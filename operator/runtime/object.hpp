@@ -64,8 +64,8 @@ class SharedParts {
   std::size_t size() const;
 
  private:
-  friend Object compact_object(const rapidjson::Value& value, SharedParts& parts,
-                               const std::vector<std::string>& paths);
+  friend Object compact_object_from(rapidjson::Document& scratch, SharedParts& parts,
+                                    const std::vector<std::string>& paths);
   struct Table;
   std::unique_ptr<Table> table_;
 };
@@ -75,6 +75,10 @@ class SharedParts {
 // unchanged.
 Object compact_object(const rapidjson::Value& value, SharedParts& parts,
                       const std::vector<std::string>& paths);
+// The same from a document the caller gives up (it is changed: no scratch copy is made).
+Object compact_object_from(rapidjson::Document& scratch);
+Object compact_object_from(rapidjson::Document& scratch, SharedParts& parts,
+                           const std::vector<std::string>& paths);
 
 std::string object_key(const rapidjson::Value& object);
 std::string make_key(std::string_view ns, std::string_view name);

@@ -56,19 +56,14 @@ void Store::add_handlers(StoreHandlers handlers) {
 
 Object Store::finish(rapidjson::Document object) const {
   if (projection_) projection_(object);
-  return parts_ != nullptr ? compact_object(object, *parts_, shared_paths_)
-                           : compact_object(object);
+  return parts_ != nullptr ? compact_object_from(object, *parts_, shared_paths_)
+                           : compact_object_from(object);
 }
 
 Object Store::finish(const rapidjson::Value& object) const {
-  if (!projection_)
-    return parts_ != nullptr ? compact_object(object, *parts_, shared_paths_)
-                             : compact_object(object);
   rapidjson::Document scratch;  // freed before the next item: the peak stays one object
   scratch.CopyFrom(object, scratch.GetAllocator());
-  projection_(scratch);
-  return parts_ != nullptr ? compact_object(scratch, *parts_, shared_paths_)
-                           : compact_object(scratch);
+  return finish(std::move(scratch));
 }
 
 void Store::index_insert(const std::string& key, const rapidjson::Value& object) {
