@@ -42,37 +42,14 @@ counts=("$@")
 bash "$here/cluster.sh" up >&2
 . "$MESHOP_CLUSTER_DIR/env"
 
+. "$here/lib/run-bench.sh"
 work=$(mktemp -d)
-pid=""
-stop_meshop() {
-  if [ -n "$pid" ]; then
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    pid=""
-  fi
-}
 trap 'stop_meshop; rm -rf "$work"' EXIT
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 # The webhook port must stay the same across restarts: the webhook configuration names it.
 wport=$(free_port)
 hport=$(free_port)
 
-status_kib() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status"; }
-start_meshop() {  # LOG
-  local t0
-  t0=$(date +%s.%N)
-  "$meshop" run --local --namespace istio-system --webhook-addr "127.0.0.1:$wport" \
-    --health-addr "127.0.0.1:$hport" --native-sidecars false >"$1" 2>&1 &
-  pid=$!
-  until curl -sf "http://127.0.0.1:$hport/readyz" >/dev/null 2>&1; do
-    kill -0 "$pid" 2>/dev/null || { tail -n 20 "$1" >&2; echo "bench: meshop exited" >&2; exit 1; }
-    sleep 0.1
-  done
-  synced=$(python3 -c "import time; print(f'{time.time() - $t0:.2f}')")
-}
 # "VERB/resource count" for every LIST and GET the apiserver counted (apiserver_request_total).
 api_reads() {
   kubectl get --raw /metrics | python3 -c '
@@ -94,23 +71,6 @@ a, b = load(sys.argv[1]), load(sys.argv[2])
 d = {k: b[k] - a.get(k, 0) for k in b if b[k] - a.get(k, 0) > 0}
 print(",".join(f"{k}:{v}" for k, v in sorted(d.items())) or "none")
 PY
-}
-# Prints a `key=value ...` reading line, then its numeric values as RESULT lines.
-report() {  # LINE (starts with n=N reading=R)
-  echo "$1"
-  awk '{ n = ""; r = ""
-         for (i = 1; i <= NF; i++) { split($i, kv, "="); v[i] = kv[2]; k[i] = kv[1]
-           if (kv[1] == "n") n = kv[2]; if (kv[1] == "reading") r = kv[2] }
-         for (i = 1; i <= NF; i++) if (k[i] != "n" && k[i] != "reading" && v[i] ~ /^[0-9.]+$/)
-           print "RESULT memory." n "." r "." k[i] " " v[i] }' <<<"$1"
-}
-# "count mean_ms" of the restarts controller's reconciles (its passes) so far, from meshop's own
-# controller_runtime_reconcile_time_seconds histogram.
-restarts_passes() {
-  curl -sf "http://127.0.0.1:$hport/metrics" | awk '
-    /^controller_runtime_reconcile_time_seconds_sum\{.*controller="restarts"/ { s = $NF }
-    /^controller_runtime_reconcile_time_seconds_count\{.*controller="restarts"/ { c = $NF }
-    END { if (c > 0) printf "%d %.1f\n", c, s / c * 1000; else print "0 0" }'
 }
 ready_pods() {
   kubectl get deployments -A -l meshop-bench=memory -o jsonpath='{range .items[*]}{.status.readyReplicas}{"\n"}{end}' |
@@ -167,7 +127,7 @@ for n in "${counts[@]}"; do
   created=$(( $(date +%s) - t0 ))
   pods=$(kubectl get pods -A --no-headers 2>/dev/null | wc -l)
   sleep "$settle"
-  report "n=$n reading=live pods_in_cluster=$pods create_seconds=$created rss_kib=$(status_kib "$pid" VmRSS) peak_kib=$(status_kib "$pid" VmHWM)"
+  report memory "n=$n reading=live pods_in_cluster=$pods create_seconds=$created rss_kib=$(status_kib "$pid" VmRSS) peak_kib=$(status_kib "$pid" VmHWM)"
 
   live_pid=$pid
   pid=""
@@ -181,6 +141,6 @@ for n in "${counts[@]}"; do
   api_reads >"$work/reads0"
   sleep 60
   api_reads >"$work/reads1"
-  report "n=$n reading=fresh synced_seconds=$synced rss_kib=$rss peak_kib=$peak restarts_passes=$passes restarts_pass_mean_ms=$pass_ms rss_after_quiet_minute_kib=$(status_kib "$pid" VmRSS) peak_after_quiet_minute_kib=$(status_kib "$pid" VmHWM) quiet_minute_reads=$(read_delta "$work/reads0" "$work/reads1")"
+  report memory "n=$n reading=fresh synced_seconds=$synced rss_kib=$rss peak_kib=$peak restarts_passes=$passes restarts_pass_mean_ms=$pass_ms rss_after_quiet_minute_kib=$(status_kib "$pid" VmRSS) peak_after_quiet_minute_kib=$(status_kib "$pid" VmHWM) quiet_minute_reads=$(read_delta "$work/reads0" "$work/reads1")"
   # This process serves the webhook for the next N.
 done
