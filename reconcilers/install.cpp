@@ -745,6 +745,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     auto type = co_await resource_for(api_version, kind);
     if (!type) {
       entry.error = type.message();
+      outcome.keep_apply_error(type.error());
       last_apply_.erase(id);
     } else {
       auto result = co_await client_->apply(*type, r.object, config_.field_manager, true);
@@ -758,6 +759,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
         if (applied_total_ != nullptr) applied_total_->with({kind}).Increment();
       } else {
         entry.error = result.error().message;
+        outcome.keep_apply_error(result.error());
         last_apply_.erase(id);
       }
     }
@@ -838,8 +840,13 @@ kube::Task<runtime::Action> InstallReconciler::reconcile(const std::string& key)
       co_return runtime::Action::terminal_error(outcome->message);
     case Kind::kConflict:
       co_return runtime::Action::requeue_after(config_.conflict_requeue);
-    case Kind::kApplyFailed:
-      co_return runtime::Action::error(outcome->message);
+    case Kind::kApplyFailed: {
+      // Requeued as the failed apply's kind asks (e.g. Forbidden: slowly; 429: after
+      // Retry-After), reported with the whole status message.
+      api::Error e = outcome->apply_error.value_or(api::Error{});
+      e.message = outcome->message;
+      co_return error_action(e);
+    }
     case Kind::kApplied:
       break;
   }
