@@ -179,13 +179,12 @@ kube::Task<api::Result<CertificatesOutcome>> CertificatesReconciler::reconcile_o
   auto secret =
       co_await client_->get(kube::resources::kSecrets, config_.namespace_name, config_.secret_name);
   bool exists = secret.ok();
-  if (!exists && !secret.error().is(kube::ErrorKind::kNotFound))
-    co_return api_error(secret.error());
+  if (!exists && !secret.error().is(kube::ErrorKind::kNotFound)) co_return secret.error();
   kube::ListOptions list_options;
   list_options.label_selector = config_.webhook_selector;
   auto webhooks =
       co_await client_->list(kube::resources::kMutatingWebhookConfigurations, "", list_options);
-  if (!webhooks) co_return api_error(webhooks.error());
+  if (!webhooks) co_return webhooks.error();
   const rapidjson::Value& items = webhooks->list["items"];
 
   Material m;
@@ -240,7 +239,7 @@ kube::Task<api::Result<CertificatesOutcome>> CertificatesReconciler::reconcile_o
     std::string name = api::string_at(mwc, {"metadata", "name"});
     auto patched = co_await client_->patch(kube::resources::kMutatingWebhookConfigurations, "",
                                            name, kube::PatchType::kJson, patch);
-    if (!patched) co_return api_error(patched.error());
+    if (!patched) co_return patched.error();
     ++outcome.webhooks_patched;
     log::info("set caBundle of webhook configuration", {{"webhook", name}});
   }
@@ -253,12 +252,12 @@ kube::Task<api::Result<CertificatesOutcome>> CertificatesReconciler::reconcile_o
     if (!exists) {
       auto created =
           co_await client_->create(kube::resources::kSecrets, config_.namespace_name, desired);
-      if (!created) co_return api_error(created.error());
+      if (!created) co_return created.error();
       outcome.secret_created = true;
       log::info("created webhook certificate secret", {{"secret", object}});
     } else {
       auto updated = co_await client_->update(kube::resources::kSecrets, desired);
-      if (!updated) co_return api_error(updated.error());
+      if (!updated) co_return updated.error();
     }
   }
 

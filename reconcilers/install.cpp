@@ -381,7 +381,7 @@ std::string status_patch(const StatusReport& report, std::int64_t generation,
 InstallRefusal install_refusal(const api::IstioOperatorValidation& validation,
                                const api::Error& render_error) {
   if (!validation.ok()) return {"InvalidSpec", "invalid spec: " + validation.message()};
-  if (render_error.invalid) return {"InvalidSpec", "invalid spec: " + render_error.message};
+  if (render_error.invalid()) return {"InvalidSpec", "invalid spec: " + render_error.message};
   return {"RenderFailed", "cannot render: " + render_error.message};
 }
 
@@ -411,7 +411,7 @@ kube::Task<api::Result<kube::ResourceType>> InstallReconciler::resource_for(
   std::string key = api_version + "/" + kind;
   if (auto it = types_.find(key); it != types_.end()) co_return it->second;
   auto type = co_await client_->discover(api_version, kind);
-  if (!type) co_return api_error(type.error());
+  if (!type) co_return type.error();
   types_.emplace(key, *type);
   co_return *type;
 }
@@ -434,7 +434,7 @@ kube::Task<api::Result<api::Ok>> InstallReconciler::write_status(const rapidjson
   const std::string name = api::string_at(iop, {"metadata", "name"});
   auto patched = co_await client_->patch(istio_operator_resource(), ns, name,
                                          kube::PatchType::kMerge, std::move(body), options);
-  if (!patched) co_return api_error(patched.error());
+  if (!patched) co_return patched.error();
   co_return api::Ok{};
 }
 
@@ -456,7 +456,7 @@ kube::Task<api::Result<int>> InstallReconciler::delete_owned(
     auto listed = co_await client_->list_all(*type, "", list_options);
     if (!listed) {
       if (listed.error().is(kube::ErrorKind::kNotFound)) continue;
-      co_return api_error(listed.error());
+      co_return listed.error();
     }
     const rapidjson::Value& items = listed->list["items"];
     std::vector<ObjectId> live;
@@ -477,8 +477,7 @@ kube::Task<api::Result<int>> InstallReconciler::delete_owned(
       kube::DeleteOptions delete_options;
       delete_options.propagation = kube::PropagationPolicy::kBackground;
       auto removed = co_await client_->remove(*type, id.ns, id.name, delete_options);
-      if (!removed && !removed.error().is(kube::ErrorKind::kNotFound))
-        co_return api_error(removed.error());
+      if (!removed && !removed.error().is(kube::ErrorKind::kNotFound)) co_return removed.error();
       ++deleted;
       if (pruned_total_ != nullptr) pruned_total_->with({kind}).Increment();
       log::info(
@@ -505,7 +504,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
       warned_generation_.erase(key);
       co_return outcome;  // kAbsent
     }
-    co_return api_error(got.error());
+    co_return got.error();
   }
   const rapidjson::Value& iop = *got;
   const std::string resource_version = api::string_at(iop, {"metadata", "resourceVersion"});
@@ -538,7 +537,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     // What every revision shares stays while another IstioOperator remains to take it over
     // (it is re-queued by the deletion and relabels it on its next pass).
     auto all = co_await client_->list_all(iop_type, "");
-    if (!all) co_return api_error(all.error());
+    if (!all) co_return all.error();
     std::vector<OperatorRef> refs;
     for (const rapidjson::Value& other : all->list["items"].GetArray())
       refs.push_back(operator_ref(other, true));
@@ -551,8 +550,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     std::string patch = "[" + rv_test + R"(,{"op":"remove","path":"/metadata/finalizers/)" +
                         std::to_string(finalizer_index) + R"("}])";
     auto patched = co_await client_->patch(iop_type, ns, name, kube::PatchType::kJson, patch);
-    if (!patched && !patched.error().is(kube::ErrorKind::kNotFound))
-      co_return api_error(patched.error());
+    if (!patched && !patched.error().is(kube::ErrorKind::kNotFound)) co_return patched.error();
     log::info(
         "uninstalled IstioOperator",
         {{"controller", "install"}, {"object", key}, {"deleted", std::to_string(outcome.pruned)}});
@@ -573,7 +571,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
                                 std::string(kUninstallFinalizer) + R"("]})";
     auto patched = co_await client_->patch(iop_type, ns, name, kube::PatchType::kJson,
                                            "[" + rv_test + "," + add + "]");
-    if (!patched) co_return api_error(patched.error());
+    if (!patched) co_return patched.error();
     got = std::move(patched);  // carries the new resourceVersion; status patches are unguarded
   }
   const rapidjson::Value& current = *got;
@@ -617,7 +615,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
 
   // Revision ownership: the oldest IstioOperator of a revision owns it (reconcilers/ownership).
   auto all = co_await client_->list_all(iop_type, "");
-  if (!all) co_return api_error(all.error());
+  if (!all) co_return all.error();
   std::vector<OperatorRef> refs;
   bool listed_self = false;
   for (const rapidjson::Value& other : all->list["items"].GetArray()) {
@@ -652,7 +650,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     options.subresource = "status";
     auto patched =
         co_await client_->patch(iop_type, ns, name, kube::PatchType::kMerge, body, options);
-    if (!patched) co_return api_error(patched.error());
+    if (!patched) co_return patched.error();
   }
 
   // What every revision renders the same way is applied by its one owner only; the others
@@ -691,7 +689,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
   for (const std::string& object_ns : needed_namespaces) {
     auto existing = co_await client_->get(kube::resources::kNamespaces, "", object_ns);
     if (existing) continue;
-    if (!existing.error().is(kube::ErrorKind::kNotFound)) co_return api_error(existing.error());
+    if (!existing.error().is(kube::ErrorKind::kNotFound)) co_return existing.error();
     api::Document namespace_object(rapidjson::kObjectType);
     auto& a = namespace_object.GetAllocator();
     namespace_object.AddMember("apiVersion", "v1", a);
@@ -701,8 +699,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     namespace_object.AddMember("metadata", md, a);
     add_owner_labels(namespace_object, a, name, ns, "");
     auto created = co_await client_->create(kube::resources::kNamespaces, "", namespace_object);
-    if (!created && !created.error().is(kube::ErrorKind::kAlreadyExists))
-      co_return api_error(created.error());
+    if (!created && !created.error().is(kube::ErrorKind::kAlreadyExists)) co_return created.error();
     outcome.created_namespaces.push_back(object_ns);
     log::info("created namespace for IstioOperator",
               {{"controller", "install"}, {"object", key}, {"namespace", object_ns}});
@@ -748,6 +745,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     auto type = co_await resource_for(api_version, kind);
     if (!type) {
       entry.error = type.message();
+      outcome.keep_apply_error(type.error());
       last_apply_.erase(id);
     } else {
       auto result = co_await client_->apply(*type, r.object, config_.field_manager, true);
@@ -761,6 +759,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
         if (applied_total_ != nullptr) applied_total_->with({kind}).Increment();
       } else {
         entry.error = result.error().message;
+        outcome.keep_apply_error(result.error());
         last_apply_.erase(id);
       }
     }
@@ -825,7 +824,7 @@ kube::Task<void> InstallReconciler::report_failure(std::string key, std::string 
 
 kube::Task<runtime::Action> InstallReconciler::reconcile(const std::string& key) {
   auto outcome = co_await reconcile_once(key);
-  if (!outcome && outcome.error().conflict) co_return error_action(outcome.error());
+  if (!outcome && outcome.error().conflict()) co_return error_action(outcome.error());
   if (!outcome) {
     std::string message = outcome.message();
     co_await report_failure(key, message);
@@ -841,8 +840,13 @@ kube::Task<runtime::Action> InstallReconciler::reconcile(const std::string& key)
       co_return runtime::Action::terminal_error(outcome->message);
     case Kind::kConflict:
       co_return runtime::Action::requeue_after(config_.conflict_requeue);
-    case Kind::kApplyFailed:
-      co_return runtime::Action::error(outcome->message);
+    case Kind::kApplyFailed: {
+      // Requeued as the failed apply's kind asks (e.g. Forbidden: slowly; 429: after
+      // Retry-After), reported with the whole status message.
+      api::Error e = outcome->apply_error.value_or(api::Error{});
+      e.message = outcome->message;
+      co_return error_action(e);
+    }
     case Kind::kApplied:
       break;
   }

@@ -241,6 +241,13 @@ struct InstallOutcome {
   int unchanged = 0;  // not applied: unchanged since this reconciler's last apply (config.live)
   int pruned = 0;     // deleted as no longer rendered, or by uninstall
   std::vector<std::string> created_namespaces;
+  // kApplyFailed: the error of a failed apply, which chooses the requeue. Of several, the
+  // first that a retry can fix (an invalid object waits for the user's edit, others do not).
+  std::optional<api::Error> apply_error;
+
+  void keep_apply_error(const api::Error& e) {
+    if (!apply_error || (apply_error->invalid() && !e.invalid())) apply_error = e;
+  }
 };
 
 class InstallReconciler {

@@ -513,14 +513,15 @@ kube::Task<api::Result<RevisionsView>> RevisionsReconciler::observe() {
   if (!config_.namespace_filter.empty())
     ns_options.field_selector = "metadata.name=" + config_.namespace_filter;
   auto namespaces = co_await client_->list_all(kube::resources::kNamespaces, "", ns_options);
-  if (!namespaces) co_return api_error(namespaces.error(), "listing namespaces");
+  if (!namespaces) co_return api::with_context("listing namespaces", namespaces.error());
   take_items(namespaces->list, view.namespaces);
 
   kube::ListOptions mwc_options;
   mwc_options.label_selector = config_.webhook_selector;
   auto webhooks =
       co_await client_->list_all(kube::resources::kMutatingWebhookConfigurations, "", mwc_options);
-  if (!webhooks) co_return api_error(webhooks.error(), "listing mutatingwebhookconfigurations");
+  if (!webhooks)
+    co_return api::with_context("listing mutatingwebhookconfigurations", webhooks.error());
   rapidjson::Value* items = api::find_member(webhooks->list, "items");
   if (items != nullptr && items->IsArray())
     for (rapidjson::Value& item : items->GetArray())
@@ -531,7 +532,7 @@ kube::Task<api::Result<RevisionsView>> RevisionsReconciler::observe() {
   auto iop_type = co_await client_->discover("install.istio.io/v1alpha1", "IstioOperator");
   if (iop_type) {
     auto iops = co_await client_->list_all(*iop_type, config_.operator_namespace);
-    if (!iops) co_return api_error(iops.error(), "listing istiooperators");
+    if (!iops) co_return api::with_context("listing istiooperators", iops.error());
     take_items(iops->list, view.istio_operators);
   }  // no CRD: no IstioOperators to report on
 
@@ -548,7 +549,7 @@ kube::Task<api::Result<RevisionsView>> RevisionsReconciler::observe() {
   }
   for (const std::string& ns : pod_namespaces) {
     auto pods = co_await client_->list_all(kube::resources::kPods, ns, pod_options);
-    if (!pods) co_return api_error(pods.error(), "listing pods");
+    if (!pods) co_return api::with_context("listing pods", pods.error());
     take_items(pods->list, view.pods);
   }
   co_return view;
@@ -618,7 +619,7 @@ kube::Task<api::Status> RevisionsReconciler::write_status(const RevisionsReport&
                                                           const RevisionsView& view) {
   if (view.istio_operators.empty()) co_return api::ok_status();
   auto iop_type = co_await client_->discover("install.istio.io/v1alpha1", "IstioOperator");
-  if (!iop_type) co_return api_error(iop_type.error(), "discovering IstioOperator");
+  if (!iop_type) co_return api::with_context("discovering IstioOperator", iop_type.error());
   const restart::SystemTime now = now_();
   next_deadline_.reset();
   watching_unused_ = false;
@@ -687,7 +688,7 @@ kube::Task<api::Status> RevisionsReconciler::write_status(const RevisionsReport&
       auto r = co_await client_->patch(*iop_type, ns, name, kube::PatchType::kMerge,
                                        api::to_json(patch), options);
       if (!r && r.error().is(kube::ErrorKind::kNotFound)) continue;
-      if (!r) co_return api_error(r.error(), "istiooperator " + key + ": status.revisions");
+      if (!r) co_return api::with_context("istiooperator " + key + ": status.revisions", r.error());
       if (write_condition) {
         // A change between True and False: from what this process wrote last, else (first
         // pass) from the object; not a first report, not a rewrite of the same.
@@ -722,7 +723,8 @@ kube::Task<api::Status> RevisionsReconciler::write_status(const RevisionsReport&
                         "Uninstall", why);
       auto r = co_await client_->remove(*iop_type, ns, name);
       if (!r && !r.error().is(kube::ErrorKind::kNotFound))
-        co_return api_error(r.error(), "istiooperator " + key + ": uninstalling unused revision");
+        co_return api::with_context("istiooperator " + key + ": uninstalling unused revision",
+                                    r.error());
     }
   }
   for (auto it = last_in_use_.begin(); it != last_in_use_.end();)

@@ -129,8 +129,8 @@ struct DesiredWebhooks {
 struct WebhookRenderCache {
   struct Entry {
     std::string input;      // the spec as JSON
-    api::Document webhook;  // the rendered configuration (null: none), when error is ""
-    std::string error;
+    api::Document webhook;  // the rendered configuration (null: none), when there is no error
+    std::optional<api::Error> error;
   };
   std::map<std::string, Entry> entries;
 };

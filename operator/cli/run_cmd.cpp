@@ -190,15 +190,16 @@ int run_operator(const RunOptions& opts, Context& ctx) {
     std::string cert = secret_value(secret, "tls.crt");
     std::string key = secret_value(secret, "tls.key");
     if (cert.empty() || key.empty()) return;
-    if (auto err =
-            certificate.install_pem(cert, key, "Secret " + opts.ns + "/meshop-webhook-certs")) {
+    if (auto installed =
+            certificate.install_pem(cert, key, "Secret " + opts.ns + "/meshop-webhook-certs");
+        !installed) {
       log::warn("webhook certificate in the Secret not usable; keeping the current one",
-                {{"error", *err}});
+                {{"error", installed.message()}});
       return;
     }
     if (serving) return;
-    if (auto err = server.start()) {
-      log::error("cannot start the webhook server", {{"error", *err}});
+    if (auto started = server.start(); !started) {
+      log::error("cannot start the webhook server", {{"error", started.message()}});
       return;
     }
     serving = true;

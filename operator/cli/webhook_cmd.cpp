@@ -160,8 +160,8 @@ int serve(const WebhookOptions& opts, Context& ctx) {
   webhook::RevisionStore store;
   webhook::Engine engine = webhook::default_engine();
   webhook::ServingCertificate certificate(opts.cert_file, opts.key_file, &metrics);
-  if (auto err = certificate.load()) {
-    ctx.err << "Error: " << *err << '\n';
+  if (auto loaded = certificate.load(); !loaded) {
+    ctx.err << "Error: " << loaded.message() << '\n';
     return kExitError;
   }
 
@@ -171,8 +171,8 @@ int serve(const WebhookOptions& opts, Context& ctx) {
   if (!opts.config_dir.empty()) {
     dir_source = std::make_unique<webhook::ConfigDirSource>(opts.config_dir, opts.revision, store,
                                                             engine, &metrics);
-    if (auto err = dir_source->load()) {
-      ctx.err << "Error: --config-dir " << opts.config_dir << ": " << *err << '\n';
+    if (auto loaded = dir_source->load(); !loaded) {
+      ctx.err << "Error: --config-dir " << opts.config_dir << ": " << loaded.message() << '\n';
       return kExitError;
     }
   } else if (opts.kubeconfig.empty()) {
@@ -232,8 +232,8 @@ int serve(const WebhookOptions& opts, Context& ctx) {
                                       return why;
                                     },
                                 .metrics = [&registry] { return registry.expose(); }});
-  if (auto err = health.listen(opts.metrics_address)) {
-    ctx.err << "Error: --metrics-addr: " << *err << '\n';
+  if (auto listening = health.listen(opts.metrics_address); !listening) {
+    ctx.err << "Error: --metrics-addr: " << listening.message() << '\n';
     return kExitError;
   }
 
@@ -245,8 +245,8 @@ int serve(const WebhookOptions& opts, Context& ctx) {
   so.drain_delay = drain->delay;
   so.drain_timeout = drain->timeout;
   webhook::WebhookServer server(so, store, certificate, engine, &metrics);
-  if (auto err = server.start()) {
-    ctx.err << "Error: " << *err << '\n';
+  if (auto started = server.start(); !started) {
+    ctx.err << "Error: " << started.message() << '\n';
     return kExitError;
   }
   serving = &server;

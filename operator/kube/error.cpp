@@ -138,61 +138,6 @@ Error from_status(std::string_view what, int http_status, const rapidjson::Value
 
 }  // namespace
 
-std::string_view to_string(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::kBadRequest:
-      return "BadRequest";
-    case ErrorKind::kUnauthorized:
-      return "Unauthorized";
-    case ErrorKind::kForbidden:
-      return "Forbidden";
-    case ErrorKind::kNotFound:
-      return "NotFound";
-    case ErrorKind::kMethodNotAllowed:
-      return "MethodNotAllowed";
-    case ErrorKind::kNotAcceptable:
-      return "NotAcceptable";
-    case ErrorKind::kAlreadyExists:
-      return "AlreadyExists";
-    case ErrorKind::kConflict:
-      return "Conflict";
-    case ErrorKind::kGone:
-      return "Gone";
-    case ErrorKind::kRequestEntityTooLarge:
-      return "RequestEntityTooLarge";
-    case ErrorKind::kUnsupportedMediaType:
-      return "UnsupportedMediaType";
-    case ErrorKind::kInvalid:
-      return "Invalid";
-    case ErrorKind::kTooManyRequests:
-      return "TooManyRequests";
-    case ErrorKind::kInternalError:
-      return "InternalError";
-    case ErrorKind::kServiceUnavailable:
-      return "ServiceUnavailable";
-    case ErrorKind::kServerTimeout:
-      return "ServerTimeout";
-    case ErrorKind::kUnknown:
-      return "Unknown";
-    case ErrorKind::kTransport:
-      return "Transport";
-    case ErrorKind::kDecode:
-      return "Decode";
-    case ErrorKind::kConfig:
-      return "Config";
-    case ErrorKind::kCancelled:
-      return "Cancelled";
-  }
-  return "Unknown";
-}
-
-Error make_error(ErrorKind kind, std::string message) {
-  Error e;
-  e.kind = kind;
-  e.message = std::move(message);
-  return e;
-}
-
 Error error_from_status_object(std::string_view what, const rapidjson::Value& status) {
   if (!status.IsObject()) {
     return make_error(ErrorKind::kDecode, std::string(what) + ": error object is not a Status");

@@ -656,7 +656,7 @@ api::Result<GoValue> merge_inputs(const PipelineInputs& inputs) {
     if (!v.is_nil_or_invalid() && !v.is_string())
       return Error{.message = "spec.version: expected a string (an Istio version such as \"" +
                               default_chart_set().version + "\"), got " + go_sprint(v),
-                   .invalid = true};
+                   .kind = api::ErrorKind::kInvalid};
     version = get_path_string(user, "spec.version");
     version_field = "spec.version";
   }
@@ -665,7 +665,7 @@ api::Result<GoValue> merge_inputs(const PipelineInputs& inputs) {
     if (!package.empty() && inputs.version.empty())
       return Error{.message = "spec.version \"" + version + "\" and spec.installPackagePath \"" +
                               package + "\" both name a chart set; set one of them",
-                   .invalid = true};
+                   .kind = api::ErrorKind::kInvalid};
     bundled = find_chart_set(version);
     if (bundled == nullptr) {
       std::string known;
@@ -673,7 +673,7 @@ api::Result<GoValue> merge_inputs(const PipelineInputs& inputs) {
         known += (known.empty() ? "" : ", ") + c.version;
       return Error{.message = version_field + ": unknown Istio version \"" + version +
                               "\" (bundled: " + known + ")",
-                   .invalid = true};
+                   .kind = api::ErrorKind::kInvalid};
     }
   }
   // Neither: the default bundled version, as a release of istioctl renders its embedded
@@ -948,7 +948,7 @@ api::Result<PipelineResult> generate(const PipelineInputs& inputs) {
     std::string message = v.ok() ? std::string() : v.message();
     for (const std::string& e : errors)
       message += (message.empty() ? "" : "\n") + e;
-    if (!inputs.force) return Error{.message = message, .invalid = true};
+    if (!inputs.force) return Error{.message = message, .kind = api::ErrorKind::kInvalid};
     result.warnings.push_back("spec invalid; continuing because of --force: " + message);
   }
   for (const std::string& w : v.warnings)

@@ -85,9 +85,10 @@ HealthServer::~HealthServer() {
   stop();
 }
 
-std::optional<std::string> HealthServer::listen(const std::string& address) {
+api::Status HealthServer::listen(const std::string& address) {
   auto colon = address.rfind(':');
-  if (colon == std::string::npos) return "listen address \"" + address + "\" has no :port";
+  if (colon == std::string::npos)
+    return api::Error{"listen address \"" + address + "\" has no :port"};
   std::string host = address.substr(0, colon);
   std::string port_text = address.substr(colon + 1);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
@@ -100,21 +101,21 @@ std::optional<std::string> HealthServer::listen(const std::string& address) {
     port = std::stoul(port_text, &used);
     if (used != port_text.size() || port > 65535) throw std::out_of_range("port");
   } catch (const std::exception&) {
-    return "listen address \"" + address + "\": bad port \"" + port_text + "\"";
+    return api::Error{"listen address \"" + address + "\": bad port \"" + port_text + "\""};
   }
   beast::error_code ec;
   auto ip = asio::ip::make_address(host, ec);
-  if (ec) return "listen address \"" + address + "\": bad host \"" + host + "\"";
+  if (ec) return api::Error{"listen address \"" + address + "\": bad host \"" + host + "\""};
   tcp::endpoint ep(ip, static_cast<unsigned short>(port));
   auto& acc = impl_->acceptor;
   acc.open(ep.protocol(), ec);
   if (!ec) acc.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acc.bind(ep, ec);
   if (!ec) acc.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return "listen on " + address + ": " + ec.message();
+  if (ec) return api::Error{"listen on " + address + ": " + ec.message()};
   auto bound = acc.local_endpoint(ec);
   impl_->port = ec ? 0 : bound.port();
-  return std::nullopt;
+  return api::ok_status();
 }
 
 unsigned short HealthServer::port() const {

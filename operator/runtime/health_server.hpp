@@ -10,7 +10,7 @@
 // header, no body).
 //
 //   HealthServer server(health_executor, {.not_ready_reason = ..., .metrics = ...});
-//   if (auto err = server.listen("127.0.0.1:0")) ...;   // port 0: any free port
+//   if (auto st = server.listen("127.0.0.1:0"); !st) ...;  // port 0: any free port
 //   co_spawn(health_executor, server.run(), detached);  ...  server.stop();
 //
 // Give it an executor of its own, not the control loop's: probes must be answered while the
@@ -30,6 +30,8 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
+#include "api/result.hpp"
+
 namespace meshop::runtime {
 
 class HealthServer {
@@ -44,8 +46,8 @@ class HealthServer {
   HealthServer(boost::asio::any_io_executor executor, Handlers handlers);
   ~HealthServer();
 
-  // Binds "host:port" ("[::1]:8081", ":8081" = all interfaces). An error message on failure.
-  std::optional<std::string> listen(const std::string& address);
+  // Binds "host:port" ("[::1]:8081", ":8081" = all interfaces). An error on failure.
+  api::Status listen(const std::string& address);
   // The bound port (0 before listen()).
   unsigned short port() const;
   // Accepts connections until stop().

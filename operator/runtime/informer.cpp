@@ -51,8 +51,8 @@ std::string Informer::list_resource_version() const {
   return rv_;
 }
 
-Informer::StepResult Informer::fail(SourceError error) {
-  if (error.gone) ++gone_errors_;
+Informer::StepResult Informer::fail(api::Error error) {
+  if (is_gone(error)) ++gone_errors_;
   last_error_ = std::move(error);
   return StepResult::kError;
 }
@@ -76,13 +76,13 @@ asio::awaitable<Informer::StepResult> Informer::do_list() {
   auto result = co_await source_.list(list_resource_version(), prepare);
   if (!result.ok()) {
     // A 410 on the list itself: the rv is compacted away; fall back to a quorum read.
-    if (result.error.gone) rv_unavailable_ = true;
-    co_return fail(std::move(result.error));
+    if (is_gone(result.error())) rv_unavailable_ = true;
+    co_return fail(std::move(result).error());
   }
-  rv_ = std::move(result.value->resource_version);
+  rv_ = std::move(result->resource_version);
   rv_unavailable_ = false;
   listed_once_ = true;
-  store_.replace(std::move(result.value->items));
+  store_.replace(std::move(result->items));
 #ifdef __GLIBC__
   // The pages (tens of MB for a large cluster) were freed in many small chunks that glibc
   // would otherwise keep: give them back so RSS reflects the store, not the list.
@@ -97,10 +97,10 @@ asio::awaitable<Informer::StepResult> Informer::do_watch() {
   int timeout = 300 + static_cast<int>(random01_() * 300.0);
   auto result = co_await source_.watch(rv_, timeout);
   if (!result.ok()) {
-    if (result.error.gone) state_ = State::kEmpty;
-    co_return fail(std::move(result.error));
+    if (is_gone(result.error())) state_ = State::kEmpty;
+    co_return fail(std::move(result).error());
   }
-  stream_ = std::move(*result.value);
+  stream_ = std::move(*result);
   state_ = State::kWatching;
   watch_opened_at_ = clock_.now();
   watch_events_ = 0;
@@ -116,13 +116,13 @@ asio::awaitable<Informer::StepResult> Informer::do_next() {
       // client-go's "very short watch": a server that closes every watch at once would
       // otherwise be hammered with re-watches; back off as for an error.
       if (watch_events_ == 0 && clock_.now() - watch_opened_at_ < std::chrono::seconds(1)) {
-        co_return fail({false, "very short watch: closed within a second with no events"});
+        co_return fail(api::Error{"very short watch: closed within a second with no events"});
       }
       co_return StepResult::kProgress;
     case WatchNext::Kind::kError:
       stream_.reset();
       // 410: the rv is too old to resume from; relist (from rv first, as client-go does).
-      state_ = next.error.gone ? State::kEmpty : State::kListed;
+      state_ = is_gone(next.error) ? State::kEmpty : State::kListed;
       co_return fail(std::move(next.error));
     case WatchNext::Kind::kEvent:
       break;
@@ -155,7 +155,7 @@ asio::awaitable<void> Informer::run() {
               {{"informer", name_},
                {"state", std::string(to_string(before))},
                {"next", std::string(to_string(state_))},
-               {"gone", last_error_.gone},
+               {"gone", is_gone(last_error_)},
                {"error", last_error_.message},
                {"backoff_ms",
                 static_cast<long long>(

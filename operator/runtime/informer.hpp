@@ -69,7 +69,7 @@ class Informer {
   const std::string& resource_version() const { return rv_; }
   bool has_synced() const { return store_.has_synced(); }
   const std::string& name() const { return name_; }
-  const SourceError& last_error() const { return last_error_; }
+  const api::Error& last_error() const { return last_error_; }
   // Counters for tests and logs.
   int lists() const { return lists_; }
   int watches() const { return watches_; }
@@ -80,7 +80,7 @@ class Informer {
   boost::asio::awaitable<StepResult> do_list();
   boost::asio::awaitable<StepResult> do_watch();
   boost::asio::awaitable<StepResult> do_next();
-  StepResult fail(SourceError error);
+  StepResult fail(api::Error error);
 
   std::string name_;
   boost::asio::any_io_executor executor_;
@@ -99,7 +99,7 @@ class Informer {
   std::unique_ptr<WatchStream> stream_;
   TimePoint watch_opened_at_{};
   int watch_events_ = 0;
-  SourceError last_error_;
+  api::Error last_error_;
   bool stopping_ = false;
   int lists_ = 0;
   int watches_ = 0;

@@ -8,17 +8,13 @@ namespace asio = boost::asio;
 
 namespace {
 
-SourceError to_source_error(const kube::Error& e) {
-  return SourceError{e.is(kube::ErrorKind::kGone), e.message};
-}
-
 class KubeWatchStream final : public WatchStream {
  public:
   explicit KubeWatchStream(kube::Watch watch) : watch_(std::move(watch)) {}
 
   asio::awaitable<WatchNext> next() override {
     kube::Result<std::optional<kube::WatchEvent>> r = co_await watch_.next();
-    if (!r.ok()) co_return WatchNext::fail(to_source_error(r.error()));
+    if (!r.ok()) co_return WatchNext::fail(std::move(r).error());
     if (!r.value().has_value()) co_return WatchNext::end();
     kube::WatchEvent& e = *r.value();
     EventType type = EventType::kAdded;
@@ -53,8 +49,8 @@ KubeListWatch::KubeListWatch(std::shared_ptr<kube::Client> client, kube::Resourc
       ns_(std::move(ns)),
       options_(std::move(options)) {}
 
-asio::awaitable<SourceResult<ListResult>> KubeListWatch::list(std::string resource_version,
-                                                              const ItemPreparer& prepare) {
+asio::awaitable<api::Result<ListResult>> KubeListWatch::list(std::string resource_version,
+                                                             const ItemPreparer& prepare) {
   kube::ListOptions lo;
   lo.label_selector = options_.label_selector;
   lo.field_selector = options_.field_selector;
@@ -67,7 +63,7 @@ asio::awaitable<SourceResult<ListResult>> KubeListWatch::list(std::string resour
   ListResult out;
   for (bool first = true;; first = false) {
     kube::Result<kube::ListPage> page = co_await client_->list(type_, ns_, lo);
-    if (!page.ok()) co_return to_source_error(page.error());  // 410 here: token expired
+    if (!page.ok()) co_return std::move(page).error();  // 410 here: token expired
     if (first) out.resource_version = page->resource_version;
     auto items = page->list.FindMember("items");
     if (items != page->list.MemberEnd() && items->value.IsArray()) {
@@ -84,7 +80,7 @@ asio::awaitable<SourceResult<ListResult>> KubeListWatch::list(std::string resour
   co_return out;
 }
 
-asio::awaitable<SourceResult<std::unique_ptr<WatchStream>>> KubeListWatch::watch(
+asio::awaitable<api::Result<std::unique_ptr<WatchStream>>> KubeListWatch::watch(
     std::string resource_version, int timeout_seconds) {
   kube::WatchOptions wo;
   wo.resource_version = std::move(resource_version);
@@ -94,7 +90,7 @@ asio::awaitable<SourceResult<std::unique_ptr<WatchStream>>> KubeListWatch::watch
   wo.timeout_seconds = timeout_seconds;
   wo.metadata_only = options_.metadata_only;
   kube::Result<kube::Watch> w = co_await client_->watch(type_, ns_, wo);
-  if (!w.ok()) co_return to_source_error(w.error());
+  if (!w.ok()) co_return std::move(w).error();
   std::unique_ptr<WatchStream> stream = std::make_unique<KubeWatchStream>(std::move(*w));
   co_return stream;
 }
@@ -102,21 +98,9 @@ asio::awaitable<SourceResult<std::unique_ptr<WatchStream>>> KubeListWatch::watch
 KubeLeaseLock::KubeLeaseLock(std::shared_ptr<kube::Client> client, std::string ns, std::string name)
     : client_(std::move(client)), ns_(std::move(ns)), name_(std::move(name)) {}
 
-LeaseResult KubeLeaseLock::from_response(kube::Result<rapidjson::Document> r) {
-  LeaseResult out;
-  if (!r.ok()) {
-    const kube::Error& e = r.error();
-    out.message = e.message;
-    if (e.is(kube::ErrorKind::kNotFound)) {
-      out.status = LeaseResult::Status::kNotFound;
-    } else if (e.is(kube::ErrorKind::kConflict) || e.is(kube::ErrorKind::kAlreadyExists)) {
-      out.status = LeaseResult::Status::kConflict;
-    } else {
-      out.status = LeaseResult::Status::kError;
-    }
-    return out;
-  }
-  out.status = LeaseResult::Status::kOk;
+api::Result<StoredLease> KubeLeaseLock::from_response(kube::Result<rapidjson::Document> r) {
+  if (!r.ok()) return std::move(r).error();
+  StoredLease out;
   out.record = lease_record_from_json(*r);
   out.resource_version = std::string(resource_version_of(*r));
   return out;
@@ -137,17 +121,17 @@ rapidjson::Document KubeLeaseLock::make_lease(const LeaseRecord& record,
   return d;
 }
 
-asio::awaitable<LeaseResult> KubeLeaseLock::get() {
+asio::awaitable<api::Result<StoredLease>> KubeLeaseLock::get() {
   co_return from_response(co_await client_->get(kube::resources::kLeases, ns_, name_));
 }
 
-asio::awaitable<LeaseResult> KubeLeaseLock::create(const LeaseRecord& record) {
+asio::awaitable<api::Result<StoredLease>> KubeLeaseLock::create(const LeaseRecord& record) {
   rapidjson::Document lease = make_lease(record, "");
   co_return from_response(co_await client_->create(kube::resources::kLeases, ns_, lease));
 }
 
-asio::awaitable<LeaseResult> KubeLeaseLock::update(const LeaseRecord& record,
-                                                   const std::string& resource_version) {
+asio::awaitable<api::Result<StoredLease>> KubeLeaseLock::update(
+    const LeaseRecord& record, const std::string& resource_version) {
   rapidjson::Document lease = make_lease(record, resource_version);
   co_return from_response(co_await client_->update(kube::resources::kLeases, lease));
 }

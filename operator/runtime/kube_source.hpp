@@ -4,9 +4,10 @@
 //                  with label/field selectors and metadata-only (PartialObjectMetadata) mode.
 //   KubeLeaseLock  a coordination.k8s.io/v1 Lease for LeaderElector.
 //
-// Errors map onto the runtime's: kube::ErrorKind::kGone (410, Expired, "too old resource
-// version") -> SourceError{.gone = true}; NotFound / Conflict / AlreadyExists of the lease ->
-// LeaseResult kNotFound / kConflict. Thread affinity: the client's executor.
+// Errors are the client's, unchanged (one api::Error type): kGone (410, Expired, "too old
+// resource version") makes the informer relist; NotFound of the lease makes the elector create
+// it; Conflict / AlreadyExists mean another candidate wrote first. Thread affinity: the
+// client's executor.
 #pragma once
 
 #include <memory>
@@ -31,9 +32,9 @@ class KubeListWatch final : public ListWatch {
                 KubeListWatchOptions options = {});
 
   // Pages of page_size (continue tokens), each converted and dropped before the next.
-  boost::asio::awaitable<SourceResult<ListResult>> list(std::string resource_version,
-                                                        const ItemPreparer& prepare) override;
-  boost::asio::awaitable<SourceResult<std::unique_ptr<WatchStream>>> watch(
+  boost::asio::awaitable<api::Result<ListResult>> list(std::string resource_version,
+                                                       const ItemPreparer& prepare) override;
+  boost::asio::awaitable<api::Result<std::unique_ptr<WatchStream>>> watch(
       std::string resource_version, int timeout_seconds) override;
 
  private:
@@ -47,15 +48,15 @@ class KubeLeaseLock final : public LeaseLock {
  public:
   KubeLeaseLock(std::shared_ptr<kube::Client> client, std::string ns, std::string name);
 
-  boost::asio::awaitable<LeaseResult> get() override;
-  boost::asio::awaitable<LeaseResult> create(const LeaseRecord& record) override;
-  boost::asio::awaitable<LeaseResult> update(const LeaseRecord& record,
-                                             const std::string& resource_version) override;
+  boost::asio::awaitable<api::Result<StoredLease>> get() override;
+  boost::asio::awaitable<api::Result<StoredLease>> create(const LeaseRecord& record) override;
+  boost::asio::awaitable<api::Result<StoredLease>> update(
+      const LeaseRecord& record, const std::string& resource_version) override;
   std::string describe() const override { return ns_ + "/" + name_; }
 
  private:
   rapidjson::Document make_lease(const LeaseRecord& record, const std::string& rv) const;
-  static LeaseResult from_response(kube::Result<rapidjson::Document> r);
+  static api::Result<StoredLease> from_response(kube::Result<rapidjson::Document> r);
 
   std::shared_ptr<kube::Client> client_;
   std::string ns_;

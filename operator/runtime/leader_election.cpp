@@ -116,28 +116,28 @@ asio::awaitable<bool> LeaderElector::try_acquire_or_renew() {
   if (is_leader() && lease_valid_for_others()) {
     desired.acquire_time = observed_.acquire_time;
     desired.lease_transitions = observed_.lease_transitions;
-    LeaseResult r = co_await lock_.update(desired, observed_rv_);
+    api::Result<StoredLease> r = co_await lock_.update(desired, observed_rv_);
     if (r.ok()) {
-      observe(r.record, r.resource_version);
+      observe(r->record, r->resource_version);
       co_return true;
     }
     log::warn("lease renewal failed; re-reading the lease",
-              {{"lease", lock_.describe()}, {"error", r.message}});
+              {{"lease", lock_.describe()}, {"error", r.message()}});
   }
 
-  LeaseResult current = co_await lock_.get();
-  if (current.status == LeaseResult::Status::kNotFound) {
-    LeaseResult created = co_await lock_.create(desired);
+  api::Result<StoredLease> current = co_await lock_.get();
+  if (!current.ok() && current.error().is(api::ErrorKind::kNotFound)) {
+    api::Result<StoredLease> created = co_await lock_.create(desired);
     if (!created.ok()) co_return false;
-    observe(created.record, created.resource_version);
+    observe(created->record, created->resource_version);
     co_return true;
   }
   if (!current.ok()) {
     log::warn("reading the lease failed",
-              {{"lease", lock_.describe()}, {"error", current.message}});
+              {{"lease", lock_.describe()}, {"error", current.message()}});
     co_return false;
   }
-  observe(current.record, current.resource_version);
+  observe(current->record, current->resource_version);
 
   bool held_by_other =
       !observed_.holder_identity.empty() && observed_.holder_identity != config_.identity;
@@ -149,9 +149,9 @@ asio::awaitable<bool> LeaderElector::try_acquire_or_renew() {
   } else {
     desired.lease_transitions = observed_.lease_transitions + 1;
   }
-  LeaseResult updated = co_await lock_.update(desired, current.resource_version);
+  api::Result<StoredLease> updated = co_await lock_.update(desired, current->resource_version);
   if (!updated.ok()) co_return false;  // lost the race (conflict) or the API failed
-  observe(updated.record, updated.resource_version);
+  observe(updated->record, updated->resource_version);
   co_return true;
 }
 
@@ -256,14 +256,14 @@ asio::awaitable<void> LeaderElector::release() {
   released.acquire_time = now_text;
   released.renew_time = now_text;
   released.lease_transitions = observed_.lease_transitions;
-  LeaseResult r = co_await lock_.update(released, observed_rv_);
+  api::Result<StoredLease> r = co_await lock_.update(released, observed_rv_);
   set_leader_metric(false);
   if (!r.ok()) {
     log::warn("releasing the leader lease failed; it will expire",
-              {{"lease", lock_.describe()}, {"error", r.message}});
+              {{"lease", lock_.describe()}, {"error", r.message()}});
     co_return;
   }
-  observe(r.record, r.resource_version);
+  observe(r->record, r->resource_version);
   log::info("released the leader lease", {{"lease", lock_.describe()}});
 }
 

@@ -26,6 +26,7 @@
 
 #include <rapidjson/document.h>
 
+#include "api/result.hpp"
 #include "operator/runtime/clock.hpp"
 #include "operator/runtime/metrics.hpp"
 
@@ -42,26 +43,22 @@ struct LeaseRecord {
   bool operator==(const LeaseRecord&) const = default;
 };
 
-struct LeaseResult {
-  enum class Status { kOk, kNotFound, kConflict, kError };
-  Status status = Status::kError;
-  LeaseRecord record;            // kOk: the record as stored
-  std::string resource_version;  // kOk: its resourceVersion
-  std::string message;           // otherwise: what went wrong
-
-  bool ok() const { return status == Status::kOk; }
+// A lease as the server stored it.
+struct StoredLease {
+  LeaseRecord record;
+  std::string resource_version;
 };
 
-// Where the lease lives. kube_lease_lock.hpp implements it over the API; tests use a fake.
+// Where the lease lives. kube_source.hpp implements it over the API; tests use a fake.
+// Failures are api::Errors: kind kNotFound when there is no lease (get, update), kAlreadyExists
+// or kConflict when another candidate wrote first (create, update with a stale version).
 class LeaseLock {
  public:
   virtual ~LeaseLock() = default;
-  virtual boost::asio::awaitable<LeaseResult> get() = 0;
-  // kConflict when it already exists.
-  virtual boost::asio::awaitable<LeaseResult> create(const LeaseRecord& record) = 0;
-  // kConflict when resource_version is stale.
-  virtual boost::asio::awaitable<LeaseResult> update(const LeaseRecord& record,
-                                                     const std::string& resource_version) = 0;
+  virtual boost::asio::awaitable<api::Result<StoredLease>> get() = 0;
+  virtual boost::asio::awaitable<api::Result<StoredLease>> create(const LeaseRecord& record) = 0;
+  virtual boost::asio::awaitable<api::Result<StoredLease>> update(
+      const LeaseRecord& record, const std::string& resource_version) = 0;
   // "namespace/name" for logs.
   virtual std::string describe() const = 0;
 };

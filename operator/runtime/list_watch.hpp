@@ -11,8 +11,9 @@
 //   a consistent (quorum) read, "0" allows any cached state, anything else "not older than".
 // - watch(rv, timeout) opens a stream of the changes after rv; the server ends it cleanly
 //   after about `timeout_seconds`.
-// - A resourceVersion too old to serve (HTTP 410 Gone, "Expired", or an ERROR event with code
-//   410) is reported as SourceError{.gone = true}; anything else as gone = false.
+// - Failures are api::Errors (the client's, unchanged). A resourceVersion too old to serve
+//   (HTTP 410 Gone, "Expired", or an ERROR event with code 410) has kind ErrorKind::kGone: the
+//   informer relists from scratch; any other kind retries from the version it has.
 // Everything runs on the control-loop thread.
 #pragma once
 
@@ -25,24 +26,15 @@
 #include <boost/asio/awaitable.hpp>
 #include <rapidjson/document.h>
 
+#include "api/result.hpp"
 #include "operator/runtime/object.hpp"
 
 namespace meshop::runtime {
 
-struct SourceError {
-  bool gone = false;
-  std::string message;
-};
-
-template <class T>
-struct SourceResult {
-  std::optional<T> value;
-  SourceError error;
-
-  SourceResult(T v) : value(std::move(v)) {}            // NOLINT(google-explicit-constructor)
-  SourceResult(SourceError e) : error(std::move(e)) {}  // NOLINT(google-explicit-constructor)
-  bool ok() const { return value.has_value(); }
-};
+// True for the error that asks for a relist (kind kGone).
+inline bool is_gone(const api::Error& e) {
+  return e.is(api::ErrorKind::kGone);
+}
 
 // Turns one listed item into what the store keeps (Store::prepare).
 using ItemPreparer = std::function<Object(const rapidjson::Value& item)>;
@@ -59,10 +51,10 @@ struct WatchNext {
   Kind kind = Kind::kEnd;
   EventType type = EventType::kAdded;
   rapidjson::Document object;  // kEvent: the object (a bookmark's carries only its version)
-  SourceError error;           // kError
+  api::Error error;            // kError
 
   static WatchNext end() { return {}; }
-  static WatchNext fail(SourceError e) {
+  static WatchNext fail(api::Error e) {
     WatchNext n;
     n.kind = Kind::kError;
     n.error = std::move(e);
@@ -90,9 +82,9 @@ class ListWatch {
  public:
   virtual ~ListWatch() = default;
   // `prepare` stays valid until the returned awaitable completes.
-  virtual boost::asio::awaitable<SourceResult<ListResult>> list(std::string resource_version,
-                                                                const ItemPreparer& prepare) = 0;
-  virtual boost::asio::awaitable<SourceResult<std::unique_ptr<WatchStream>>> watch(
+  virtual boost::asio::awaitable<api::Result<ListResult>> list(std::string resource_version,
+                                                               const ItemPreparer& prepare) = 0;
+  virtual boost::asio::awaitable<api::Result<std::unique_ptr<WatchStream>>> watch(
       std::string resource_version, int timeout_seconds) = 0;
 };
 

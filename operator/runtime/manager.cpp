@@ -129,8 +129,8 @@ int Manager::run() {
                                        .not_ready_reason = [this] { return not_ready_reason(); },
                                        .metrics = [this] { return metrics_.registry.expose(); },
                                    });
-  if (auto err = health_->listen(options_.health_address)) {
-    log::error("cannot serve health and metrics", {{"error", *err}});
+  if (auto listening = health_->listen(options_.health_address); !listening) {
+    log::error("cannot serve health and metrics", {{"error", listening.message()}});
     health_.reset();
     health_ioc_.reset();
     return 1;

@@ -71,7 +71,7 @@ std::string ConfigDirSource::signature() const {
          file_signature(dir_ + "/mesh");
 }
 
-std::optional<std::string> ConfigDirSource::load() {
+api::Status ConfigDirSource::load() {
   loaded_signature_ = signature();
   pending_signature_.clear();
   std::string error;
@@ -91,7 +91,7 @@ std::optional<std::string> ConfigDirSource::load() {
       if (metrics_) metrics_->config_reloads.with({revision_, "dir"}).Increment();
       log::info("injector configuration loaded",
                 {{"revision", revision_}, {"source", "dir:" + dir_}});
-      return std::nullopt;
+      return api::ok_status();
     }
   }
   store_.record_error(revision_, error);
@@ -100,7 +100,7 @@ std::optional<std::string> ConfigDirSource::load() {
   log::error(have_good ? "injector configuration rejected; keeping the last good one"
                        : "injector configuration rejected; no configuration to serve yet",
              {{"revision", revision_}, {"source", "dir:" + dir_}, {"error", error}});
-  return error;
+  return api::Error{error};
 }
 
 bool ConfigDirSource::poll(std::chrono::steady_clock::time_point now) {

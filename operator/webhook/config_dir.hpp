@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 
+#include "api/result.hpp"
 #include "operator/webhook/engine.hpp"
 #include "operator/webhook/metrics.hpp"
 #include "operator/webhook/revision_store.hpp"
@@ -36,9 +37,9 @@ class ConfigDirSource {
                   WebhookMetrics* metrics,
                   std::chrono::milliseconds debounce = std::chrono::milliseconds(100));
 
-  // Reads and publishes now. An error message (and the store untouched) when the directory is
+  // Reads and publishes now. An error (and the store untouched) when the directory is
   // unreadable or the engine rejects it.
-  std::optional<std::string> load();
+  api::Status load();
   // Reloads when the files changed and have been stable for the debounce time. Returns true when
   // a load was attempted (successful or not).
   bool poll(std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());

@@ -430,17 +430,18 @@ WebhookServer::~WebhookServer() {
   stop();
 }
 
-std::optional<std::string> WebhookServer::start() {
+api::Status WebhookServer::start() {
   auto& impl = *impl_;
   std::lock_guard life(impl.life_mu);
-  if (impl.ioc) return "webhook server already started";
-  if (impl.shutdown_called) return "webhook server is shutting down";
-  if (!impl.certificate.current()) return "webhook server has no serving certificate";
+  if (impl.ioc) return api::Error{"webhook server already started"};
+  if (impl.shutdown_called) return api::Error{"webhook server is shutting down"};
+  if (!impl.certificate.current()) return api::Error{"webhook server has no serving certificate"};
   auto hp = split_host_port(impl.options.address);
-  if (!hp.ok()) return hp.message();
+  if (!hp.ok()) return api::Error{hp.message()};
   beast::error_code ec;
   auto ip = asio::ip::make_address(hp->first, ec);
-  if (ec) return "address \"" + impl.options.address + "\": bad host \"" + hp->first + "\"";
+  if (ec)
+    return api::Error{"address \"" + impl.options.address + "\": bad host \"" + hp->first + "\""};
 
   unsigned n = impl.options.threads;
   if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
@@ -455,7 +456,7 @@ std::optional<std::string> WebhookServer::start() {
   if (ec) {
     impl.acceptor.reset();
     impl.ioc.reset();
-    return "listen on " + impl.options.address + ": " + ec.message();
+    return api::Error{"listen on " + impl.options.address + ": " + ec.message()};
   }
   impl.port = acc.local_endpoint().port();
   impl.drain_timer = std::make_unique<asio::steady_timer>(acc.get_executor());
@@ -480,7 +481,7 @@ std::optional<std::string> WebhookServer::start() {
   log::info("webhook server listening", {{"address", impl.options.address},
                                          {"port", static_cast<int>(impl.port)},
                                          {"threads", static_cast<int>(n)}});
-  return std::nullopt;
+  return api::ok_status();
 }
 
 unsigned short WebhookServer::port() const {

@@ -4,7 +4,7 @@
 //
 //   RevisionStore store;  ServingCertificate cert("tls.crt", "tls.key", &metrics);
 //   WebhookServer server({.address = "127.0.0.1:15017"}, store, cert, default_engine(), &metrics);
-//   if (auto err = server.start()) ...;   // binds, starts one thread per core
+//   if (auto st = server.start(); !st) ...;  // binds, starts one thread per core
 //   ...                                   // serve; reload cert/config from another thread
 //   server.shutdown();                    // SIGTERM: drain (returns at once) ...
 //   server.stop();                        // ... and wait for it; in-flight requests answered
@@ -99,9 +99,9 @@ class WebhookServer {
   WebhookServer(const WebhookServer&) = delete;
   WebhookServer& operator=(const WebhookServer&) = delete;
 
-  // Binds and starts serving. An error message when the address is bad or taken, or when the
+  // Binds and starts serving. An error when the address is bad or taken, or when the
   // certificate has no context yet.
-  std::optional<std::string> start();
+  api::Status start();
   unsigned short port() const;
   unsigned threads() const;
   // "" unless every thread has been in one request for longer than stuck_after.

@@ -73,32 +73,31 @@ std::string ServingCertificate::signature() const {
   return file_signature(cert_file_) + "|" + file_signature(key_file_);
 }
 
-std::optional<std::string> ServingCertificate::install(std::shared_ptr<ssl::context> ctx) {
+void ServingCertificate::install(std::shared_ptr<ssl::context> ctx) {
   std::lock_guard lock(mu_);
   current_ = std::move(ctx);
   ++generation_;
-  return std::nullopt;
 }
 
-std::optional<std::string> ServingCertificate::load() {
+api::Status ServingCertificate::load() {
   last_signature_ = signature();
   std::string cert, key;
-  if (!read_file(cert_file_, cert)) return "cannot read certificate file " + cert_file_;
-  if (!read_file(key_file_, key)) return "cannot read key file " + key_file_;
+  if (!read_file(cert_file_, cert)) return api::Error{"cannot read certificate file " + cert_file_};
+  if (!read_file(key_file_, key)) return api::Error{"cannot read key file " + key_file_};
   auto ctx = make_server_tls_context(cert, key);
-  if (!ctx.ok()) return cert_file_ + ", " + key_file_ + ": " + ctx.message();
-  return install(std::move(*ctx));
+  if (!ctx.ok()) return api::Error{cert_file_ + ", " + key_file_ + ": " + ctx.message()};
+  install(std::move(*ctx));
+  return api::ok_status();
 }
 
 bool ServingCertificate::reload_if_changed() {
   if (cert_file_.empty()) return false;
   if (signature() == last_signature_) return false;
-  auto err = load();
-  if (err) {
+  if (auto loaded = load(); !loaded) {
     log::warn(
         "webhook certificate not reloaded; serving with the previous one until the files change "
         "again",
-        {{"error", *err}});
+        {{"error", loaded.message()}});
     if (metrics_) metrics_->certificate_reloads.with({"error"}).Increment();
     return false;
   }
@@ -107,16 +106,16 @@ bool ServingCertificate::reload_if_changed() {
   return true;
 }
 
-std::optional<std::string> ServingCertificate::install_pem(const std::string& cert_pem,
-                                                           const std::string& key_pem,
-                                                           const std::string& origin) {
+api::Status ServingCertificate::install_pem(const std::string& cert_pem, const std::string& key_pem,
+                                            const std::string& origin) {
   auto ctx = make_server_tls_context(cert_pem, key_pem);
   if (!ctx.ok()) {
     if (metrics_) metrics_->certificate_reloads.with({"error"}).Increment();
-    return origin + ": " + ctx.message();
+    return api::Error{origin + ": " + ctx.message()};
   }
   if (metrics_) metrics_->certificate_reloads.with({"success"}).Increment();
-  return install(std::move(*ctx));
+  install(std::move(*ctx));
+  return api::ok_status();
 }
 
 std::shared_ptr<ssl::context> ServingCertificate::current() const {

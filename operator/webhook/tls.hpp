@@ -37,14 +37,14 @@ class ServingCertificate {
   // Files to load and watch; both empty when the PEM comes from install_pem() only.
   ServingCertificate(std::string cert_file, std::string key_file, WebhookMetrics* metrics);
 
-  // Loads the files now. An error message when they are missing or bad.
-  std::optional<std::string> load();
+  // Loads the files now. An error when they are missing or bad.
+  api::Status load();
   // Reloads if either file changed (inode, size or mtime) since the last attempt. True when a
   // new context was installed.
   bool reload_if_changed();
   // Installs a pair given as text (a Secret's tls.crt / tls.key); same rules as the files.
-  std::optional<std::string> install_pem(const std::string& cert_pem, const std::string& key_pem,
-                                         const std::string& origin);
+  api::Status install_pem(const std::string& cert_pem, const std::string& key_pem,
+                          const std::string& origin);
 
   // nullptr until a pair was loaded.
   std::shared_ptr<boost::asio::ssl::context> current() const;
@@ -52,7 +52,7 @@ class ServingCertificate {
 
  private:
   std::string signature() const;
-  std::optional<std::string> install(std::shared_ptr<boost::asio::ssl::context> ctx);
+  void install(std::shared_ptr<boost::asio::ssl::context> ctx);
 
   std::string cert_file_, key_file_;
   WebhookMetrics* metrics_;

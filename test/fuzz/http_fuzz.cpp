@@ -39,8 +39,8 @@ struct Server {
   std::unique_ptr<webhook::WebhookServer> server;
 
   Server() {
-    if (auto err = certificate.install_pem(cert.cert_pem, cert.key_pem, "fuzz")) {
-      std::fprintf(stderr, "certificate: %s\n", err->c_str());
+    if (auto installed = certificate.install_pem(cert.cert_pem, cert.key_pem, "fuzz"); !installed) {
+      std::fprintf(stderr, "certificate: %s\n", installed.message().c_str());
       std::abort();
     }
     webhook::Engine engine = webhook::default_engine();
@@ -64,8 +64,8 @@ struct Server {
     options.drain_timeout = 1s;
     server = std::make_unique<webhook::WebhookServer>(options, store, certificate,
                                                       std::move(engine), &metrics);
-    if (auto err = server->start()) {
-      std::fprintf(stderr, "start: %s\n", err->c_str());
+    if (auto started = server->start(); !started) {
+      std::fprintf(stderr, "start: %s\n", started.message().c_str());
       std::abort();
     }
   }

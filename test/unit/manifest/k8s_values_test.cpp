@@ -121,7 +121,7 @@ api::Result<istioctl::PipelineResult> generate(const std::string& spec, bool for
 TEST(K8sValues, ThePipelineRefusesThemAsInvalidInputAndForceProceeds) {
   auto r = generate("  values: {pilot: {affinity: {bogus: 1}}}\n");
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(r.error().invalid);
+  EXPECT_TRUE(r.error().invalid());
   EXPECT_NE(r.message().find("spec.values.pilot.affinity.bogus: unknown field \"bogus\" in "
                              "k8s.io.api.core.v1.Affinity"),
             std::string::npos)

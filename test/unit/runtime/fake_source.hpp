@@ -43,7 +43,7 @@ class FakeStream final : public WatchStream {
       wake_->expires_never();
       co_await wake_->wait();
     }
-    if (closed_ && script_.empty()) co_return WatchNext::fail({false, "closed"});
+    if (closed_ && script_.empty()) co_return WatchNext::fail(api::Error{"closed"});
     WatchNext n = std::move(script_.front());
     script_.pop_front();
     co_return n;
@@ -63,7 +63,7 @@ class FakeSource final : public ListWatch {
  public:
   FakeSource(Clock& clock, boost::asio::any_io_executor ex) : clock_(clock), ex_(std::move(ex)) {}
 
-  void script_list(SourceError e) {
+  void script_list(api::Error e) {
     Scripted s;
     s.error = std::move(e);
     lists_.push_back(std::move(s));
@@ -81,14 +81,14 @@ class FakeSource final : public ListWatch {
     watches_.emplace_back(std::move(s));
     return raw;
   }
-  void script_watch_error(SourceError e) { watches_.emplace_back(std::move(e)); }
+  void script_watch_error(api::Error e) { watches_.emplace_back(std::move(e)); }
 
-  boost::asio::awaitable<SourceResult<ListResult>> list(std::string rv,
-                                                        const ItemPreparer& prepare) override {
+  boost::asio::awaitable<api::Result<ListResult>> list(std::string rv,
+                                                       const ItemPreparer& prepare) override {
     list_rvs.push_back(rv);
     if (lists_.empty()) {
       ADD_FAILURE() << "unscripted list(" << rv << ")";
-      co_return SourceError{false, "unscripted"};
+      co_return api::Error{"unscripted"};
     }
     Scripted s = std::move(lists_.front());
     lists_.pop_front();
@@ -99,13 +99,13 @@ class FakeSource final : public ListWatch {
       r.items.push_back(prepare(item));
     co_return r;
   }
-  boost::asio::awaitable<SourceResult<std::unique_ptr<WatchStream>>> watch(
+  boost::asio::awaitable<api::Result<std::unique_ptr<WatchStream>>> watch(
       std::string rv, int timeout_seconds) override {
     watch_rvs.push_back(rv);
     watch_timeouts.push_back(timeout_seconds);
     if (watches_.empty()) {
       ADD_FAILURE() << "unscripted watch(" << rv << ")";
-      co_return SourceError{false, "unscripted"};
+      co_return api::Error{"unscripted"};
     }
     auto r = std::move(watches_.front());
     watches_.pop_front();
@@ -118,14 +118,14 @@ class FakeSource final : public ListWatch {
 
  private:
   struct Scripted {
-    std::optional<SourceError> error;
+    std::optional<api::Error> error;
     std::string rv;
     std::vector<rapidjson::Document> items;
   };
   Clock& clock_;
   boost::asio::any_io_executor ex_;
   std::deque<Scripted> lists_;
-  std::deque<SourceResult<std::unique_ptr<WatchStream>>> watches_;
+  std::deque<api::Result<std::unique_ptr<WatchStream>>> watches_;
 };
 
 }  // namespace meshop::runtime::testing

@@ -138,10 +138,11 @@ TEST_F(InformerTest, GoneEventRelistsFromTheLastVersionAndDropsMissedDeletes) {
   step();
   step();
   stream->push(WatchNext::event(EventType::kBookmark, make_bookmark("20")));
-  stream->push(WatchNext::fail({true, "too old resource version: 20 (30)"}));
+  stream->push(
+      WatchNext::fail(api::make_error(api::ErrorKind::kGone, "too old resource version: 20 (30)")));
   step();
   EXPECT_EQ(step(), Step::kError);
-  EXPECT_TRUE(informer.last_error().gone);
+  EXPECT_TRUE(informer.last_error().is(api::ErrorKind::kGone));
   EXPECT_EQ(informer.state(), State::kEmpty);
   events.clear();
   // While disconnected b was deleted and c created: the relist must converge.
@@ -158,11 +159,11 @@ TEST_F(InformerTest, GoneEventRelistsFromTheLastVersionAndDropsMissedDeletes) {
 
 TEST_F(InformerTest, GoneOnListFallsBackToAQuorumRead) {
   source.script_list("10", {});
-  source.script_watch_error({true, "410 Gone"});
+  source.script_watch_error(api::make_error(api::ErrorKind::kGone, "410 Gone"));
   step();
   EXPECT_EQ(step(), Step::kError);
   EXPECT_EQ(informer.state(), State::kEmpty);
-  source.script_list(SourceError{true, "410 Gone"});
+  source.script_list(api::make_error(api::ErrorKind::kGone, "410 Gone"));
   EXPECT_EQ(step(), Step::kError);
   source.script_list("50", {});
   EXPECT_EQ(step(), Step::kProgress);
@@ -172,21 +173,21 @@ TEST_F(InformerTest, GoneOnListFallsBackToAQuorumRead) {
 
 TEST_F(InformerTest, OtherWatchErrorsReWatchWithoutRelisting) {
   source.script_list("10", {});
-  source.script_watch_error({false, "connection refused"});
+  source.script_watch_error(api::make_error(api::ErrorKind::kTransport, "connection refused"));
   auto* stream = source.script_watch();
   step();
   EXPECT_EQ(step(), Step::kError);
   EXPECT_EQ(informer.state(), State::kListed);
   step();
-  stream->push(WatchNext::fail({false, "connection reset"}));
+  stream->push(WatchNext::fail(api::make_error(api::ErrorKind::kTransport, "connection reset")));
   EXPECT_EQ(step(), Step::kError);
   EXPECT_EQ(informer.state(), State::kListed);
   EXPECT_EQ(source.list_rvs.size(), 1u);
 }
 
 TEST_F(InformerTest, RunBacksOffBetweenFailuresAndStopEndsIt) {
-  source.script_list(SourceError{false, "apiserver down"});
-  source.script_list(SourceError{false, "apiserver down"});
+  source.script_list(api::Error{"apiserver down"});
+  source.script_list(api::Error{"apiserver down"});
   source.script_list("10", items(make_obj("ns", "a", "1")));
   auto* stream = source.script_watch();
   bool finished = false;

@@ -14,7 +14,9 @@ using namespace std::chrono_literals;
 using testing::run_ready;
 using testing::spawn;
 namespace asio = boost::asio;
-using Status = LeaseResult::Status;
+using LeaseAnswer = api::Result<StoredLease>;
+using api::ErrorKind;
+using api::make_error;
 
 // An in-memory Lease with resourceVersion checks. Every call yields once (asio::post) so
 // concurrent candidates interleave the way real requests do.
@@ -23,31 +25,31 @@ class FakeLeaseLock final : public LeaseLock {
   explicit FakeLeaseLock(Clock& clock, asio::any_io_executor ex)
       : clock_(clock), ex_(ex), hang_(clock.make_timer(ex)) {}
 
-  asio::awaitable<LeaseResult> get() override {
+  asio::awaitable<LeaseAnswer> get() override {
     co_await pause();
-    if (fail) co_return LeaseResult{Status::kError, {}, {}, "injected failure"};
-    if (!exists) co_return LeaseResult{Status::kNotFound, {}, {}, "not found"};
-    co_return LeaseResult{Status::kOk, record, std::to_string(rv), {}};
+    if (fail) co_return make_error(ErrorKind::kServiceUnavailable, "injected failure");
+    if (!exists) co_return make_error(ErrorKind::kNotFound, "not found");
+    co_return StoredLease{record, std::to_string(rv)};
   }
-  asio::awaitable<LeaseResult> create(const LeaseRecord& r) override {
+  asio::awaitable<LeaseAnswer> create(const LeaseRecord& r) override {
     co_await pause();
-    if (fail) co_return LeaseResult{Status::kError, {}, {}, "injected failure"};
-    if (exists) co_return LeaseResult{Status::kConflict, {}, {}, "already exists"};
+    if (fail) co_return make_error(ErrorKind::kServiceUnavailable, "injected failure");
+    if (exists) co_return make_error(ErrorKind::kAlreadyExists, "already exists");
     exists = true;
     record = r;
     ++rv;
     ++writes;
-    co_return LeaseResult{Status::kOk, record, std::to_string(rv), {}};
+    co_return StoredLease{record, std::to_string(rv)};
   }
-  asio::awaitable<LeaseResult> update(const LeaseRecord& r, const std::string& v) override {
+  asio::awaitable<LeaseAnswer> update(const LeaseRecord& r, const std::string& v) override {
     co_await pause();
-    if (fail) co_return LeaseResult{Status::kError, {}, {}, "injected failure"};
-    if (!exists) co_return LeaseResult{Status::kNotFound, {}, {}, "not found"};
-    if (v != std::to_string(rv)) co_return LeaseResult{Status::kConflict, {}, {}, "conflict"};
+    if (fail) co_return make_error(ErrorKind::kServiceUnavailable, "injected failure");
+    if (!exists) co_return make_error(ErrorKind::kNotFound, "not found");
+    if (v != std::to_string(rv)) co_return make_error(ErrorKind::kConflict, "conflict");
     record = r;
     ++rv;
     ++writes;
-    co_return LeaseResult{Status::kOk, record, std::to_string(rv), {}};
+    co_return StoredLease{record, std::to_string(rv)};
   }
   std::string describe() const override { return "kube-system/meshop"; }
 

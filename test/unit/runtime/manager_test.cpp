@@ -88,13 +88,13 @@ class SilentSource final : public ListWatch {
  public:
   explicit SilentSource(asio::any_io_executor ex) : timer_(std::move(ex)) {}
   void cancel() { timer_.cancel(); }
-  asio::awaitable<SourceResult<ListResult>> list(std::string, const ItemPreparer&) override {
+  asio::awaitable<api::Result<ListResult>> list(std::string, const ItemPreparer&) override {
     timer_.expires_at(asio::steady_timer::time_point::max());
     co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
-    co_return SourceError{false, "stopped"};
+    co_return api::Error{"stopped"};
   }
-  asio::awaitable<SourceResult<std::unique_ptr<WatchStream>>> watch(std::string, int) override {
-    co_return SourceError{false, "not scripted"};
+  asio::awaitable<api::Result<std::unique_ptr<WatchStream>>> watch(std::string, int) override {
+    co_return api::Error{"not scripted"};
   }
 
  private:

@@ -44,7 +44,7 @@ TEST_F(ConfigDirTest, BadConfigKeepsLastGoodAndIsReported) {
   auto dir = testing::make_temp_dir("d");
   write_file(dir + "/config", "policy: enabled\n");
   ConfigDirSource source(dir, "default", store, engine, &metrics, 0ms);
-  ASSERT_FALSE(source.load());
+  ASSERT_TRUE(source.load().ok());
   auto good = store.get("default");
   ASSERT_TRUE(good);
 
@@ -73,7 +73,7 @@ TEST_F(ConfigDirTest, ReloadWaitsUntilFilesAreStableForTheDebounceTime) {
   auto dir = testing::make_temp_dir("d");
   write_file(dir + "/config", "a\n");
   ConfigDirSource source(dir, "", store, engine, &metrics, 100ms);
-  ASSERT_FALSE(source.load());
+  ASSERT_TRUE(source.load().ok());
   auto first = store.get("default")->generation;
 
   auto t = std::chrono::steady_clock::now();
@@ -90,9 +90,9 @@ TEST_F(ConfigDirTest, FirstLoadFailureLeavesNothingToServe) {
   auto dir = testing::make_temp_dir("d");
   write_file(dir + "/config", "bad");
   ConfigDirSource source(dir, "", store, engine, &metrics);
-  auto err = source.load();
-  ASSERT_TRUE(err);
-  EXPECT_EQ(*err, "config: bad on purpose");
+  auto loaded = source.load();
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.message(), "config: bad on purpose");
   EXPECT_EQ(store.get("default"), nullptr);
 }
 

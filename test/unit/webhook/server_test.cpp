@@ -85,11 +85,11 @@ class ServerTest : public ::testing::Test {
     start_with(o);
   }
   void start_with(ServerOptions o, Engine engine = testing::fake_engine()) {
-    ASSERT_FALSE(certificate.load());
+    ASSERT_TRUE(certificate.load().ok());
     o.address = "127.0.0.1:0";
     server = std::make_unique<WebhookServer>(o, store, certificate, std::move(engine), &metrics);
-    auto err = server->start();
-    ASSERT_FALSE(err) << *err;
+    auto started = server->start();
+    ASSERT_TRUE(started.ok()) << started.message();
   }
 
   std::vector<std::string> trusted() const { return {cert_a.cert_pem, cert_b.cert_pem}; }
@@ -228,11 +228,13 @@ TEST_F(ServerTest, StartFailsOnBadAddressOrWithoutCertificate) {
   ServerOptions o;
   o.address = "127.0.0.1:0";
   WebhookServer no_cert(o, store, certificate, testing::fake_engine(), &metrics);
-  EXPECT_EQ(no_cert.start().value_or(""), "webhook server has no serving certificate");
-  ASSERT_FALSE(certificate.load());
+  auto refused = no_cert.start();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.message(), "webhook server has no serving certificate");
+  ASSERT_TRUE(certificate.load().ok());
   o.address = "127.0.0.1";
   WebhookServer bad(o, store, certificate, testing::fake_engine(), &metrics);
-  EXPECT_TRUE(bad.start());
+  EXPECT_FALSE(bad.start().ok());
 }
 
 TEST_F(ServerTest, Tls12AcceptsOnlyForwardSecretAeadSuites) {
