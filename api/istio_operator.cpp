@@ -4,6 +4,8 @@
 #include <set>
 #include <string_view>
 
+#include "api/mesh_conventions.hpp"
+
 namespace meshop::api {
 namespace {
 
@@ -386,8 +388,9 @@ class Validator {
     if (const Value* av = find_member(v, "apiVersion");
         av != nullptr && expect_string(*av, "apiVersion")) {
       std::string_view s = string_view_of(*av);
-      if (s != "install.istio.io/v1alpha1")
-        error("apiVersion", "expected install.istio.io/v1alpha1, got \"" + std::string(s) + "\"");
+      if (s != kIstioOperatorApiVersion)
+        error("apiVersion", "expected " + std::string(kIstioOperatorApiVersion) + ", got \"" +
+                                std::string(s) + "\"");
     }
     if (const Value* kind = find_member(v, "kind");
         kind != nullptr && expect_string(*kind, "kind")) {

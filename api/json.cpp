@@ -397,6 +397,39 @@ std::string string_at(const Value& root, std::initializer_list<std::string_view>
   return v->IsString() ? std::string(string_view_of(*v)) : std::string();
 }
 
+std::int64_t int_at(const Value& root, std::initializer_list<std::string_view> names,
+                    std::int64_t fallback) {
+  const Value* v = &root;
+  for (std::string_view name : names) {
+    if (!v->IsObject()) return fallback;
+    v = find_member(*v, name);
+    if (v == nullptr) return fallback;
+  }
+  return v->IsInt64() ? v->GetInt64() : fallback;
+}
+
+void set_member(Value& object, std::string_view name, Value value, Allocator& allocator) {
+  if (Value* old = find_member(object, name); old != nullptr) {
+    *old = std::move(value);
+    return;
+  }
+  object.AddMember(make_string(name, allocator), std::move(value), allocator);
+}
+
+void set_string_member(Value& object, std::string_view name, std::string_view value,
+                       Allocator& allocator) {
+  set_member(object, name, make_string(value, allocator), allocator);
+}
+
+Value& ensure_object_member(Value& object, std::string_view name, Allocator& allocator) {
+  Value* v = find_member(object, name);
+  if (v == nullptr || !v->IsObject()) {
+    set_member(object, name, Value(rapidjson::kObjectType), allocator);
+    v = find_member(object, name);
+  }
+  return *v;
+}
+
 Value* find_member(Value& object, std::string_view name) {
   return const_cast<Value*>(find_member(static_cast<const Value&>(object), name));
 }

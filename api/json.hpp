@@ -10,6 +10,7 @@
 // distinct documents, and concurrently on the same const document.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -83,6 +84,23 @@ Value* find_member(Value& object, std::string_view name);
 // The string at the member path `names` (e.g. {"metadata", "name"}), or "" when a member is
 // missing, a step is not an object, or the last value is not a string.
 std::string string_at(const Value& root, std::initializer_list<std::string_view> names);
+
+// The integer at the member path `names`, or `fallback` when a member is missing, a step is
+// not an object, or the last value is not an integer that fits int64.
+std::int64_t int_at(const Value& root, std::initializer_list<std::string_view> names,
+                    std::int64_t fallback);
+
+// ---- Editing (the one set of helpers every reconciler and builder uses) ----
+
+// Sets member `name` of `object` to `value` (replacing it in place, so member order is kept;
+// else appended). `object` must be an object.
+void set_member(Value& object, std::string_view name, Value value, Allocator& allocator);
+// set_member with a copy of the string `value`.
+void set_string_member(Value& object, std::string_view name, std::string_view value,
+                       Allocator& allocator);
+// Member `name` of `object` as an object: created when missing, replaced by {} when it is not
+// an object. `object` must be an object.
+Value& ensure_object_member(Value& object, std::string_view name, Allocator& allocator);
 
 // A string Value holding a copy of `s` in `allocator`.
 inline Value make_string(std::string_view s, Allocator& allocator) {

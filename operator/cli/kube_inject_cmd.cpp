@@ -39,6 +39,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "api/json.hpp"
+#include "api/mesh_conventions.hpp"
 #include "api/yaml.hpp"
 #include "operator/cli/cli.hpp"
 #include "operator/cli/cluster.hpp"
@@ -55,8 +56,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view kDefaultInjectConfigMap = "istio-sidecar-injector";
-constexpr std::string_view kDefaultMeshConfigMap = "istio";
+constexpr std::string_view kDefaultInjectConfigMap = api::kInjectorConfigMap;
+constexpr std::string_view kDefaultMeshConfigMap = api::kMeshConfigMap;
 
 struct KubeInjectOptions {
   std::string filename;

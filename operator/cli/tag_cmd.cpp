@@ -26,6 +26,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "api/json.hpp"
+#include "api/mesh_conventions.hpp"
 #include "api/yaml.hpp"
 #include "operator/cli/cli.hpp"
 #include "operator/cli/cluster.hpp"
@@ -59,8 +60,7 @@ std::string name_of(const rapidjson::Value& o) {
 
 // The revision's own configuration among `items`, or null.
 const rapidjson::Value* revision_webhook(const rapidjson::Value& items, const std::string& rev) {
-  std::string preferred =
-      rev == "default" ? "istio-sidecar-injector" : "istio-sidecar-injector-" + rev;
+  std::string preferred = api::revision_webhook_name(rev);
   const rapidjson::Value* found = nullptr;
   for (const rapidjson::Value& m : items.GetArray()) {
     if (revision_label(m) != rev || !tag_label(m).empty()) continue;

@@ -19,6 +19,7 @@
 #include <rapidjson/writer.h>
 
 #include "api/base64.hpp"
+#include "api/time.hpp"
 #include "api/yaml.hpp"
 
 extern char** environ;
@@ -403,33 +404,6 @@ const char* getenv_or_null(const char* name) {
   return (v != nullptr && *v != '\0') ? v : nullptr;
 }
 
-// RFC 3339 (e.g. 2026-11-29T18:00:00Z, 2026-11-29T18:00:00.123+01:00) to UTC time_point.
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339(const std::string& s) {
-  std::tm tm{};
-  const char* rest = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (rest == nullptr) return std::nullopt;
-  if (*rest == '.') {
-    ++rest;
-    while (std::isdigit(static_cast<unsigned char>(*rest)))
-      ++rest;
-  }
-  long offset = 0;
-  if (*rest == 'Z' || *rest == 'z') {
-    ++rest;
-  } else if (*rest == '+' || *rest == '-') {
-    int sign = *rest == '-' ? -1 : 1;
-    int hh = 0, mm = 0;
-    if (std::sscanf(rest + 1, "%2d:%2d", &hh, &mm) != 2) return std::nullopt;
-    offset = sign * (hh * 3600L + mm * 60L);
-    rest += 6;
-  } else {
-    return std::nullopt;
-  }
-  if (*rest != '\0') return std::nullopt;
-  time_t t = timegm(&tm) - offset;
-  return std::chrono::system_clock::from_time_t(t);
-}
-
 std::string exec_info_json(const ExecConfig& exec, const Config& cluster) {
   rapidjson::StringBuffer sb;
   rapidjson::Writer<rapidjson::StringBuffer> w(sb);
@@ -713,7 +687,7 @@ Result<Credential> run_exec_plugin(const ExecConfig& exec, const Config& cluster
     return config_error(where + ": status.clientCertificateData and clientKeyData go together");
   }
   if (std::string exp = str(st->value, "expirationTimestamp"); !exp.empty()) {
-    auto t = parse_rfc3339(exp);
+    auto t = api::parse_rfc3339(exp);
     if (!t)
       return config_error(where + ": status.expirationTimestamp \"" + exp + "\" is not RFC 3339");
     cred.expires = *t;

@@ -10,22 +10,10 @@
 #include <rapidjson/writer.h>
 
 #include "api/json.hpp"
+#include "api/time.hpp"
 
 namespace meshop::kube {
 namespace {
-
-// metav1.MicroTime: 2006-01-02T15:04:05.000000Z
-std::string micro_time(std::chrono::system_clock::time_point t) {
-  auto us = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-  time_t secs = static_cast<time_t>(us / 1'000'000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<long long>(us % 1'000'000));
-  return buf;
-}
 
 std::string hostname() {
   char buf[256] = {};
@@ -114,7 +102,7 @@ Task<void> EventRecorder::write_one(Pending p) {
   if (it != series_.end() && p.when - it->second.last < options_.window) {
     Series& s = it->second;
     std::string patch = R"({"series":{"count":)" + std::to_string(s.count + 1) +
-                        R"(,"lastObservedTime":")" + micro_time(p.when) + R"("}})";
+                        R"(,"lastObservedTime":")" + api::rfc3339_micro(p.when) + R"("}})";
     auto r = co_await client_->patch(resources::kEvents, s.ns, s.name, PatchType::kMerge,
                                      std::move(patch));
     if (r) {
@@ -147,7 +135,7 @@ Task<void> EventRecorder::write_one(Pending p) {
   md.AddMember("name", s(name), a);
   md.AddMember("namespace", s(ns), a);
   ev.AddMember("metadata", md, a);
-  ev.AddMember("eventTime", s(micro_time(p.when)), a);
+  ev.AddMember("eventTime", s(api::rfc3339_micro(p.when)), a);
   ev.AddMember("reportingController", s(options_.controller), a);
   ev.AddMember("reportingInstance", s(options_.instance.substr(0, 128)), a);
   ev.AddMember("action", s(p.action), a);

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "api/json.hpp"
+#include "api/mesh_conventions.hpp"
 #include "operator/manifest/chart_sets.hpp"
 #include "operator/manifest/istioctl_pipeline.hpp"
 
@@ -38,7 +39,6 @@ api::Result<inject::SnapshotSources> chart_set_injector_sources(std::string_view
   auto rendered = istioctl::generate(inputs);
   if (!rendered.ok()) return api::Error{"chart set " + set->version + ": " + rendered.message()};
 
-  std::string suffix = inputs.revision.empty() ? "" : "-" + inputs.revision;
   inject::SnapshotSources sources;
   sources.revision = inputs.revision;
   struct Want {
@@ -46,9 +46,10 @@ api::Result<inject::SnapshotSources> chart_set_injector_sources(std::string_view
     std::string_view key;
     std::string* into;
   };
-  for (const Want& w : {Want{"istio-sidecar-injector" + suffix, "config", &sources.config},
-                        Want{"istio-sidecar-injector" + suffix, "values", &sources.values},
-                        Want{"istio" + suffix, "mesh", &sources.mesh}}) {
+  for (const Want& w :
+       {Want{api::injector_configmap_name(inputs.revision), "config", &sources.config},
+        Want{api::injector_configmap_name(inputs.revision), "values", &sources.values},
+        Want{api::mesh_configmap_name(inputs.revision), "mesh", &sources.mesh}}) {
     const api::Value* v = configmap_data(*rendered, w.configmap, w.key);
     if (v == nullptr)
       return api::Error{"chart set " + set->version +

@@ -67,19 +67,19 @@ Value legacy_entry(const Value& entry, std::string_view name, Value ns_selector,
 }  // namespace
 
 std::string tag_webhook_name(std::string_view tag, std::string_view istio_namespace) {
-  std::string name = "istio-revision-tag-" + std::string(tag);
+  std::string name = std::string(api::kTagWebhookPrefix) + std::string(tag);
   if (!istio_namespace.empty() && istio_namespace != kDefaultIstioNamespace)
     name += "-" + std::string(istio_namespace);
   return name;
 }
 
 std::string revision_webhook_namespace(std::string_view webhook_name, std::string_view revision) {
-  constexpr std::string_view kBase = "istio-sidecar-injector";
+  constexpr std::string_view kBase = api::kRevisionWebhookPrefix;
   // The chart adds -<revision> for every non-empty values.revision (also an explicit
   // "default"); the default revision usually has none.
   std::vector<std::string> prefixes;
   if (!revision.empty()) prefixes.push_back(std::string(kBase) + "-" + std::string(revision));
-  if (revision.empty() || revision == "default") prefixes.emplace_back(kBase);
+  if (api::is_default_revision(revision)) prefixes.emplace_back(kBase);
   for (const std::string& p : prefixes) {
     if (webhook_name == p) return std::string(kDefaultIstioNamespace);
     if (webhook_name.size() > p.size() + 1 && webhook_name.starts_with(p) &&
@@ -112,7 +112,8 @@ api::Result<rapidjson::Document> generate_tag_webhook(const rapidjson::Value& re
   labels.AddMember(api::make_string(kRevisionLabel, a), api::make_string(revision, a), a);
   labels.AddMember(api::make_string(kTagLabel, a), api::make_string(tag, a), a);
   labels.AddMember("app", "sidecar-injector", a);
-  labels.AddMember("app.kubernetes.io/managed-by", "meshop", a);
+  labels.AddMember(api::make_string(api::kManagedByLabel, a),
+                   api::make_string(api::kManagedByValue, a), a);
   meta.AddMember("labels", labels, a);
   out.AddMember("metadata", meta, a);
 

@@ -17,12 +17,13 @@
 
 #include <rapidjson/document.h>
 
+#include "api/mesh_conventions.hpp"
 #include "api/result.hpp"
 
 namespace meshop::manifest {
 
-inline constexpr std::string_view kTagLabel = "istio.io/tag";
-inline constexpr std::string_view kRevisionLabel = "istio.io/rev";
+using api::kRevisionLabel;  // api/mesh_conventions.hpp
+using api::kTagLabel;
 
 inline constexpr std::string_view kDefaultIstioNamespace = "istio-system";
 

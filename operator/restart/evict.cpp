@@ -7,6 +7,7 @@
 #include <set>
 
 #include "api/json.hpp"
+#include "api/time.hpp"
 
 namespace meshop::restart {
 namespace {
@@ -44,10 +45,7 @@ bool ready(const rapidjson::Value& pod) {
 }
 
 std::optional<std::chrono::system_clock::time_point> created(const rapidjson::Value& pod) {
-  std::string s = api::string_at(pod, {"metadata", "creationTimestamp"});
-  std::tm tm{};
-  if (s.empty() || strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return std::nullopt;
-  return std::chrono::system_clock::from_time_t(timegm(&tm));
+  return api::parse_rfc3339(api::string_at(pod, {"metadata", "creationTimestamp"}));
 }
 
 }  // namespace

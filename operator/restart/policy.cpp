@@ -404,57 +404,6 @@ std::optional<std::string> flap_deferral(const std::optional<LastRestart>& last,
          rfc3339(next) + " (minInterval " + go_duration(policy.min_interval) + ")";
 }
 
-std::optional<SystemTime> parse_rfc3339(std::string_view text) {
-  // YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)
-  if (text.size() < 20 || text[4] != '-' || text[7] != '-' ||
-      (text[10] != 'T' && text[10] != 't') || text[13] != ':' || text[16] != ':')
-    return std::nullopt;
-  auto num = [&](std::size_t at, std::size_t n) -> int {
-    int v = 0;
-    for (std::size_t i = at; i < at + n; ++i) {
-      if (text[i] < '0' || text[i] > '9') return -1;
-      v = v * 10 + (text[i] - '0');
-    }
-    return v;
-  };
-  int y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2), s = num(17, 2);
-  if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
-      s < 0 || s > 60)
-    return std::nullopt;
-  std::size_t i = 19;
-  if (i < text.size() && text[i] == '.') {
-    ++i;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9')
-      ++i;
-  }
-  int offset_minutes = 0;
-  if (i < text.size() && (text[i] == 'Z' || text[i] == 'z')) {
-    ++i;
-  } else if (i + 6 == text.size() && (text[i] == '+' || text[i] == '-') && text[i + 3] == ':') {
-    int oh = num(i + 1, 2), om = num(i + 4, 2);
-    if (oh < 0 || om < 0) return std::nullopt;
-    offset_minutes = (oh * 60 + om) * (text[i] == '-' ? -1 : 1);
-    i += 6;
-  } else {
-    return std::nullopt;
-  }
-  if (i != text.size()) return std::nullopt;
-  std::chrono::year_month_day ymd{std::chrono::year(y), std::chrono::month(mo),
-                                  std::chrono::day(d)};
-  if (!ymd.ok()) return std::nullopt;
-  return std::chrono::sys_days(ymd) + std::chrono::hours(h) + std::chrono::minutes(mi) +
-         std::chrono::seconds(s) - std::chrono::minutes(offset_minutes);
-}
-
-std::string rfc3339(SystemTime t) {
-  std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string restart_patch(std::string_view cause, SystemTime now,
                           std::string_view resource_version) {
   rapidjson::Document d(rapidjson::kObjectType);

@@ -15,6 +15,7 @@
 
 #include "api/label_selector.hpp"
 #include "api/result.hpp"
+#include "api/time.hpp"
 #include "operator/restart/planner.hpp"
 
 namespace meshop::restart {
@@ -154,10 +155,9 @@ bool already_restarted_for(const rapidjson::Value& workload, std::string_view ca
 // since the copy the plan was made from (a lagging store must not restart it twice).
 std::string restart_patch(std::string_view cause, SystemTime now,
                           std::string_view resource_version = {});
-// RFC 3339 in UTC with seconds, as kubectl writes restartedAt.
-std::string rfc3339(SystemTime t);
-// The inverse, for what the apiserver and kubectl write (fractions of a second are dropped).
-std::optional<SystemTime> parse_rfc3339(std::string_view text);
+// RFC 3339 in UTC with seconds, as kubectl writes restartedAt, and the inverse (api/time.hpp).
+using api::parse_rfc3339;
+using api::rfc3339;
 
 // `meshop.io/restart: "false"` on the workload or its namespace.
 bool opted_out(const rapidjson::Value& workload, const rapidjson::Value* namespace_object);

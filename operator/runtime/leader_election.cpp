@@ -6,6 +6,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
+#include "api/time.hpp"
 #include "operator/log/log.hpp"
 
 namespace meshop::runtime {
@@ -13,19 +14,7 @@ namespace meshop::runtime {
 namespace asio = boost::asio;
 
 std::string format_micro_time(WallTime t) {
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch());
-  std::time_t secs = static_cast<std::time_t>(micros.count() / 1'000'000);
-  long frac = static_cast<long>(micros.count() % 1'000'000);
-  if (frac < 0) {
-    frac += 1'000'000;
-    --secs;
-  }
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-  return buf;
+  return api::rfc3339_micro(t);
 }
 
 LeaseRecord lease_record_from_json(const rapidjson::Value& lease) {

@@ -2,13 +2,14 @@
 
 #include <boost/asio/post.hpp>
 
+#include "api/mesh_conventions.hpp"
 #include "operator/log/log.hpp"
 
 namespace meshop::webhook {
 namespace {
 
-constexpr std::string_view kInjector = "istio-sidecar-injector";
-constexpr std::string_view kMesh = "istio";
+constexpr std::string_view kInjector = api::kInjectorConfigMap;
+constexpr std::string_view kMesh = api::kMeshConfigMap;
 
 std::string data_string(const rapidjson::Value& cm, const char* key) {
   if (!cm.IsObject()) return {};
@@ -33,13 +34,11 @@ std::optional<std::pair<ConfigMapRole, std::string>> classify_configmap(std::str
 }
 
 std::string injector_configmap_name(const std::string& revision) {
-  return revision.empty() || revision == "default" ? std::string(kInjector)
-                                                   : std::string(kInjector) + "-" + revision;
+  return api::injector_configmap_name(revision);
 }
 
 std::string mesh_configmap_name(const std::string& revision) {
-  return revision.empty() || revision == "default" ? std::string(kMesh)
-                                                   : std::string(kMesh) + "-" + revision;
+  return api::mesh_configmap_name(revision);
 }
 
 ConfigMapSource::ConfigMapSource(boost::asio::any_io_executor executor, runtime::Store& configmaps,

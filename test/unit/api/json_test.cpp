@@ -99,5 +99,31 @@ TEST(Json, StringAtFollowsMembersAndIsEmptyOtherwise) {
   EXPECT_EQ(string_at(*doc, {"metadata", "l", "0"}), "");   // arrays are not walked
 }
 
+TEST(JsonEdit, IntAtReadsIntegersAndFallsBackOtherwise) {
+  Document doc = json(R"({"metadata":{"generation":7,"name":"x","big":1e30},"list":[1]})");
+  EXPECT_EQ(int_at(doc, {"metadata", "generation"}, -1), 7);
+  EXPECT_EQ(int_at(doc, {"metadata", "name"}, -1), -1);     // not a number
+  EXPECT_EQ(int_at(doc, {"metadata", "big"}, -1), -1);      // not an int64
+  EXPECT_EQ(int_at(doc, {"metadata", "missing"}, -1), -1);  // absent
+  EXPECT_EQ(int_at(doc, {"list", "0"}, -1), -1);            // arrays are not walked
+}
+
+TEST(JsonEdit, SetMemberReplacesInPlaceOrAppends) {
+  Document doc = json(R"({"a":1,"b":2})");
+  set_member(doc, "a", Value("x"), doc.GetAllocator());
+  set_string_member(doc, "c", "y", doc.GetAllocator());
+  EXPECT_EQ(to_json(doc), R"({"a":"x","b":2,"c":"y"})");
+}
+
+TEST(JsonEdit, EnsureObjectMemberCreatesOrReplacesANonObject) {
+  Document doc = json(R"({"metadata":{"labels":"oops"},"keep":{"k":"v"}})");
+  Value& labels = ensure_object_member(ensure_object_member(doc, "metadata", doc.GetAllocator()),
+                                       "labels", doc.GetAllocator());
+  set_string_member(labels, "app", "istiod", doc.GetAllocator());
+  ensure_object_member(doc, "keep", doc.GetAllocator());
+  ensure_object_member(doc, "spec", doc.GetAllocator());
+  EXPECT_EQ(to_json(doc), R"({"metadata":{"labels":{"app":"istiod"}},"keep":{"k":"v"},"spec":{}})");
+}
+
 }  // namespace
 }  // namespace meshop::api

@@ -1,0 +1,82 @@
+// Istio's naming and labelling conventions, in one place: what the install, webhooks,
+// revisions, certificates and restarts reconcilers, the webhook and the CLI agree on. A
+// convention written twice drifts; every use reads it from here.
+//
+// Pure constants and string functions; safe from any thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace meshop::api {
+
+// ---- Revisions ----
+
+// The revision of an IstioOperator without spec.revision, and of istiod without a suffix.
+inline constexpr std::string_view kDefaultRevision = "default";
+// "" and "default" both name the default revision (upstream treats them alike).
+inline bool is_default_revision(std::string_view revision) {
+  return revision.empty() || revision == kDefaultRevision;
+}
+// The revision's name with "" written as "default".
+inline std::string normalize_revision(std::string_view revision) {
+  return std::string(revision.empty() ? kDefaultRevision : revision);
+}
+
+// ---- Labels and annotations ----
+
+// A namespace's or pod's revision, and a webhook configuration's revision.
+inline constexpr std::string_view kRevisionLabel = "istio.io/rev";
+// A revision tag's webhook configuration names its tag with this label.
+inline constexpr std::string_view kTagLabel = "istio.io/tag";
+// The legacy namespace label (enabled|disabled); it beats istio.io/rev.
+inline constexpr std::string_view kInjectionLabel = "istio-injection";
+// The labels every object meshop installs for an IstioOperator carries (operator contract).
+inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr std::string_view kManagedByValue = "meshop";
+// The label selector of everything meshop manages.
+inline constexpr std::string_view kManagedSelector = "app.kubernetes.io/managed-by=meshop";
+inline constexpr std::string_view kOwningResourceLabel =
+    "install.operator.istio.io/owning-resource";
+inline constexpr std::string_view kOwningResourceNamespaceLabel =
+    "install.operator.istio.io/owning-resource-namespace";
+inline constexpr std::string_view kComponentLabel = "operator.istio.io/component";
+// An IstioOperator annotated "true" is paused: nothing is written for it.
+inline constexpr std::string_view kIgnoreReconcileAnnotation = "install.istio.io/ignoreReconcile";
+
+// ---- ConfigMaps and webhook configurations ----
+
+// The injector ConfigMap (keys config, values) and the mesh ConfigMap (key mesh) of a revision:
+// the base name for the default revision, "<base>-<revision>" for another.
+inline constexpr std::string_view kInjectorConfigMap = "istio-sidecar-injector";
+inline constexpr std::string_view kMeshConfigMap = "istio";
+inline std::string injector_configmap_name(std::string_view revision) {
+  return is_default_revision(revision)
+             ? std::string(kInjectorConfigMap)
+             : std::string(kInjectorConfigMap) + "-" + std::string(revision);
+}
+inline std::string mesh_configmap_name(std::string_view revision) {
+  return is_default_revision(revision) ? std::string(kMeshConfigMap)
+                                       : std::string(kMeshConfigMap) + "-" + std::string(revision);
+}
+// A revision's MutatingWebhookConfiguration, as the charts name it:
+// istio-sidecar-injector[-<revision>][-<istio namespace>].
+inline constexpr std::string_view kRevisionWebhookPrefix = "istio-sidecar-injector";
+// The name in the Istio namespace (istio-system): no namespace suffix.
+inline std::string revision_webhook_name(std::string_view revision) {
+  return is_default_revision(revision)
+             ? std::string(kRevisionWebhookPrefix)
+             : std::string(kRevisionWebhookPrefix) + "-" + std::string(revision);
+}
+// A revision tag's: istio-revision-tag-<tag>[-<istio namespace>] (manifest::tag_webhook_name).
+inline constexpr std::string_view kTagWebhookPrefix = "istio-revision-tag-";
+
+// ---- The IstioOperator resource (crd/istiooperator.yaml) ----
+
+inline constexpr std::string_view kIstioOperatorGroup = "install.istio.io";
+inline constexpr std::string_view kIstioOperatorVersion = "v1alpha1";
+inline constexpr std::string_view kIstioOperatorApiVersion = "install.istio.io/v1alpha1";
+inline constexpr std::string_view kIstioOperatorKind = "IstioOperator";
+inline constexpr std::string_view kIstioOperatorPlural = "istiooperators";
+
+}  // namespace meshop::api
