@@ -37,11 +37,7 @@ std::string secret_value(const rapidjson::Value& secret, std::string_view key) {
   return base64_decode(api::string_view_of(*v));
 }
 
-struct Material {
-  certs::KeyPair ca;
-  certs::KeyPair serving;
-  std::string bundle;
-};
+using Material = CertificateMaterial;
 
 bool same_names(const certs::CertInfo& info, const CertificatesConfig& config) {
   auto sorted = [](std::vector<std::string> v) {
@@ -91,7 +87,7 @@ rapidjson::Document secret_object(const CertificatesConfig& config, const Materi
   meta.AddMember("namespace", str(config.namespace_name), a);
   if (!resource_version.empty()) meta.AddMember("resourceVersion", str(resource_version), a);
   rapidjson::Value labels(rapidjson::kObjectType);
-  labels.AddMember("app.kubernetes.io/managed-by", "meshop", a);
+  labels.AddMember(str(api::kManagedByLabel), str(api::kManagedByValue), a);
   labels.AddMember("app.kubernetes.io/component", "webhook-certificates", a);
   meta.AddMember("labels", labels, a);
   d.AddMember("metadata", meta, a);
@@ -159,62 +155,79 @@ bool trusts(const rapidjson::Value& mwc, const std::string& ca_pem) {
 CertificatesReconciler::CertificatesReconciler(std::shared_ptr<kube::Client> client,
                                                CertificatesConfig config,
                                                metrics::Registry* registry,
-                                               std::shared_ptr<kube::EventRecorder> events, Now now)
-    : client_(std::move(client)),
+                                               std::shared_ptr<kube::EventRecorder> events,
+                                               runtime::Clock* clock)
+    : CertificatesReconciler(kube::client_reader(client),
+                             kube::client_writer(client, std::move(events)), std::move(config),
+                             registry, clock) {}
+
+CertificatesReconciler::CertificatesReconciler(std::shared_ptr<kube::Reader> reader,
+                                               std::shared_ptr<kube::Writer> writer,
+                                               CertificatesConfig config,
+                                               metrics::Registry* registry, runtime::Clock* clock)
+    : reader_(std::move(reader)),
+      writer_(std::move(writer)),
       config_(std::move(config)),
-      events_(std::move(events)),
-      now_(std::move(now)) {
+      clock_(clock != nullptr ? clock : &runtime::steady_clock()) {
   if (registry != nullptr)
     expiry_ = &registry->gauge("meshop_webhook_certificate_expiry_timestamp_seconds",
                                "When the webhook CA and serving certificate expire (Unix time).",
                                {"certificate"});
 }
 
-kube::Task<api::Result<CertificatesOutcome>> CertificatesReconciler::reconcile_once() {
-  CertificatesOutcome outcome;
-  const certs::TimePoint now = now_();
-  const std::string object = config_.namespace_name + "/" + config_.secret_name;
+// What a pass read: the Secret (if any) and the configurations whose caBundle meshop keeps.
+struct CertificatesReconciler::Observed {
+  std::optional<api::Document> secret;
+  kube::ListPage webhooks;
+};
 
-  // Observe.
+kube::Task<api::Result<CertificatesReconciler::Observed>> CertificatesReconciler::observe() {
+  Observed out;
   auto secret =
-      co_await client_->get(kube::resources::kSecrets, config_.namespace_name, config_.secret_name);
-  bool exists = secret.ok();
-  if (!exists && !secret.error().is(kube::ErrorKind::kNotFound)) co_return secret.error();
+      co_await reader_->get(kube::resources::kSecrets, config_.namespace_name, config_.secret_name);
+  if (secret) {
+    out.secret = std::move(*secret);
+  } else if (!secret.error().is(kube::ErrorKind::kNotFound)) {
+    co_return secret.error();
+  }
   kube::ListOptions list_options;
   list_options.label_selector = config_.webhook_selector;
   auto webhooks =
-      co_await client_->list(kube::resources::kMutatingWebhookConfigurations, "", list_options);
+      co_await reader_->list_all(kube::resources::kMutatingWebhookConfigurations, "", list_options);
   if (!webhooks) co_return webhooks.error();
-  const rapidjson::Value& items = webhooks->list["items"];
+  out.webhooks = std::move(*webhooks);
+  co_return out;
+}
 
+api::Result<CertificateMaterial> CertificatesReconciler::renew(const Observed& observed,
+                                                               certs::TimePoint now,
+                                                               CertificatesOutcome& outcome) {
+  const std::string object = config_.namespace_name + "/" + config_.secret_name;
+  const bool exists = observed.secret.has_value();
   Material m;
-  std::string resource_version;
   if (exists) {
-    m.ca = {secret_value(*secret, kCaCert), secret_value(*secret, kCaKey)};
-    m.serving = {secret_value(*secret, kServingCert), secret_value(*secret, kServingKey)};
-    m.bundle = secret_value(*secret, kBundle);
-    resource_version = api::string_at(*secret, {"metadata", "resourceVersion"});
+    const api::Document& secret = *observed.secret;
+    m.ca = {secret_value(secret, kCaCert), secret_value(secret, kCaKey)};
+    m.serving = {secret_value(secret, kServingCert), secret_value(secret, kServingKey)};
+    m.bundle = secret_value(secret, kBundle);
   }
-
-  // Desired: the CA first, then the bundle, then the serving certificate.
-  std::string original_bundle = m.bundle;
+  // The CA first, then the bundle, then the serving certificate.
   if (std::string why = ca_problem(m.ca, now); !why.empty()) {
     certs::CaOptions ca_options;
     ca_options.lifetime = config_.ca_lifetime;
     auto ca = certs::create_ca(ca_options, now);
-    if (!ca) co_return api::Error{"creating webhook CA for " + object + ": " + ca.message()};
+    if (!ca) return api::Error{"creating webhook CA for " + object + ": " + ca.message()};
     log::info("rotating webhook CA", {{"secret", object}, {"reason", why}});
-    if (events_ && exists)
-      events_->record(kube::reference_to(*secret), kube::EventType::kNormal, "CARotated", "Rotate",
-                      "webhook CA replaced: " + why);
+    if (exists)
+      writer_->event(kube::reference_to(*observed.secret), kube::EventType::kNormal, "CARotated",
+                     "Rotate", "webhook CA replaced: " + why);
     m.ca = std::move(*ca);
     outcome.ca_rotated = exists;
   }
   m.bundle = certs::merge_bundle(m.ca.cert_pem, m.bundle, now);
-  const std::string bundle_b64 = base64_encode(m.bundle);
 
   bool ca_published = true;
-  for (const rapidjson::Value& mwc : items.GetArray())
+  for (const rapidjson::Value& mwc : observed.webhooks.list["items"].GetArray())
     ca_published = ca_published && trusts(mwc, m.ca.cert_pem);
   if (std::string why = serving_problem(m, config_, now, ca_published); !why.empty()) {
     certs::ServingOptions serving_options;
@@ -223,72 +236,105 @@ kube::Task<api::Result<CertificatesOutcome>> CertificatesReconciler::reconcile_o
     serving_options.lifetime = config_.serving_lifetime;
     auto serving = certs::issue_serving(m.ca, serving_options, now);
     if (!serving)
-      co_return api::Error{"issuing webhook serving certificate for " + object + ": " +
-                           serving.message()};
+      return api::Error{"issuing webhook serving certificate for " + object + ": " +
+                        serving.message()};
     log::info("issuing webhook serving certificate", {{"secret", object}, {"reason", why}});
     m.serving = std::move(*serving);
     outcome.serving_reissued = exists;
   }
+  return m;
+}
+
+kube::Task<api::Result<int>> CertificatesReconciler::publish_bundle(const Observed& observed,
+                                                                    std::string bundle_b64) {
+  int patched_count = 0;
+  for (const rapidjson::Value& mwc : observed.webhooks.list["items"].GetArray()) {
+    std::string patch = ca_bundle_patch(mwc, bundle_b64);
+    if (patch.empty()) continue;
+    std::string name = api::string_at(mwc, {"metadata", "name"});
+    auto patched =
+        co_await writer_->patch(kube::resources::kMutatingWebhookConfigurations, "", name,
+                                kube::PatchType::kJson, std::move(patch), kube::PatchOptions());
+    if (!patched) co_return patched.error();
+    ++patched_count;
+    log::info("set caBundle of webhook configuration", {{"webhook", name}});
+  }
+  co_return patched_count;
+}
+
+kube::Task<api::Result<api::Ok>> CertificatesReconciler::write_secret(
+    const Observed& observed, const CertificateMaterial& m, CertificatesOutcome& outcome) {
+  const std::string resource_version =
+      observed.secret ? api::string_at(*observed.secret, {"metadata", "resourceVersion"}) : "";
+  rapidjson::Document desired = secret_object(config_, m, resource_version);
+  if (!observed.secret) {
+    auto created =
+        co_await writer_->create(kube::resources::kSecrets, config_.namespace_name, desired);
+    if (!created) co_return created.error();
+    outcome.secret_created = true;
+    log::info("created webhook certificate secret",
+              {{"secret", config_.namespace_name + "/" + config_.secret_name}});
+  } else {
+    // Guarded by the resourceVersion read: a concurrent writer's change is a 409.
+    auto updated = co_await writer_->update(kube::resources::kSecrets, desired);
+    if (!updated) co_return updated.error();
+  }
+  co_return api::Ok{};
+}
+
+void CertificatesReconciler::report(const CertificateMaterial& m, CertificatesOutcome& outcome) {
+  auto ca_info = certs::inspect(m.ca.cert_pem);
+  auto serving_info = certs::inspect(m.serving.cert_pem);
+  if (!ca_info || !serving_info) return;
+  outcome.next_renewal = std::min(ca_info->renew_at(), serving_info->renew_at());
+  if (expiry_ != nullptr) {
+    auto unix_seconds = [](certs::TimePoint t) {
+      return static_cast<double>(certs::Clock::to_time_t(t));
+    };
+    expiry_->with({"ca"}).Set(unix_seconds(ca_info->not_after));
+    expiry_->with({"serving"}).Set(unix_seconds(serving_info->not_after));
+  }
+}
+
+kube::Task<api::Result<CertificatesOutcome>> CertificatesReconciler::reconcile_once() {
+  CertificatesOutcome outcome;
+  const certs::TimePoint now = clock_->wall_now();
+
+  auto observed = co_await observe();
+  if (!observed) co_return observed.error();
+  const std::string original_bundle =
+      observed->secret ? secret_value(*observed->secret, kBundle) : std::string();
+  auto material = renew(*observed, now, outcome);
+  if (!material) co_return material.error();
 
   // Apply, webhook configurations first: the apiserver must trust a CA before any serving
   // certificate it signed is stored where webhook servers load it from. If the Secret write
   // then fails, the configurations trust one CA too many until the next pass; never too few.
-  for (const rapidjson::Value& mwc : items.GetArray()) {
-    std::string patch = ca_bundle_patch(mwc, bundle_b64);
-    if (patch.empty()) continue;
-    std::string name = api::string_at(mwc, {"metadata", "name"});
-    auto patched = co_await client_->patch(kube::resources::kMutatingWebhookConfigurations, "",
-                                           name, kube::PatchType::kJson, patch);
-    if (!patched) co_return patched.error();
-    ++outcome.webhooks_patched;
-    log::info("set caBundle of webhook configuration", {{"webhook", name}});
-  }
+  auto published = co_await publish_bundle(*observed, base64_encode(material->bundle));
+  if (!published) co_return published.error();
+  outcome.webhooks_patched = *published;
+  const bool changed = !observed->secret || outcome.ca_rotated || outcome.serving_reissued ||
+                       material->bundle != original_bundle;
+  if (changed)
+    if (auto written = co_await write_secret(*observed, *material, outcome); !written)
+      co_return written.error();
 
-  // Apply: the Secret.
-  bool changed =
-      !exists || outcome.ca_rotated || outcome.serving_reissued || m.bundle != original_bundle;
-  if (changed) {
-    rapidjson::Document desired = secret_object(config_, m, resource_version);
-    if (!exists) {
-      auto created =
-          co_await client_->create(kube::resources::kSecrets, config_.namespace_name, desired);
-      if (!created) co_return created.error();
-      outcome.secret_created = true;
-      log::info("created webhook certificate secret", {{"secret", object}});
-    } else {
-      auto updated = co_await client_->update(kube::resources::kSecrets, desired);
-      if (!updated) co_return updated.error();
-    }
-  }
-
-  // Report.
-  auto ca_info = certs::inspect(m.ca.cert_pem);
-  auto serving_info = certs::inspect(m.serving.cert_pem);
-  if (ca_info && serving_info) {
-    outcome.next_renewal = std::min(ca_info->renew_at(), serving_info->renew_at());
-    if (expiry_ != nullptr) {
-      auto unix_seconds = [](certs::TimePoint t) {
-        return static_cast<double>(certs::Clock::to_time_t(t));
-      };
-      expiry_->with({"ca"}).Set(unix_seconds(ca_info->not_after));
-      expiry_->with({"serving"}).Set(unix_seconds(serving_info->not_after));
-    }
-  }
+  report(*material, outcome);
   co_return outcome;
 }
 
 kube::Task<runtime::Action> CertificatesReconciler::reconcile(const std::string& /*key*/) {
   auto outcome = co_await reconcile_once();
   if (!outcome) co_return error_action(outcome.error());
-  auto until = outcome->next_renewal - now_();
+  auto until = outcome->next_renewal - clock_->wall_now();
   auto wait = std::clamp<runtime::Duration>(std::chrono::duration_cast<runtime::Duration>(until),
                                             std::chrono::seconds(1), std::chrono::hours(1));
   co_return runtime::Action::requeue_after(wait);
 }
 
 void setup_certificates(const OperatorSetup& setup, CertificatesConfig config) {
-  auto reconciler = std::make_shared<CertificatesReconciler>(setup.client, std::move(config),
-                                                             setup.registry, setup.events);
+  auto reconciler = std::make_shared<CertificatesReconciler>(
+      setup.client, std::move(config), setup.registry, setup.events, &setup.manager.clock());
   setup.controller("certificates")
       .singleton(kAllKey)
       .watches(watches::webhook_secret(setup.ns))

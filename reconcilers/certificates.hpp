@@ -36,10 +36,14 @@
 #include <string>
 #include <vector>
 
+#include "api/mesh_conventions.hpp"
 #include "operator/certs/certs.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
+#include "operator/kube/reader.hpp"
+#include "operator/kube/writer.hpp"
 #include "operator/metrics/registry.hpp"
+#include "operator/runtime/clock.hpp"
 #include "operator/runtime/controller.hpp"
 
 namespace meshop::reconcilers {
@@ -53,8 +57,15 @@ struct CertificatesConfig {
   std::chrono::seconds ca_lifetime = std::chrono::hours(24 * 365);
   std::chrono::seconds serving_lifetime = std::chrono::hours(24 * 90);
   // Label selector of the MutatingWebhookConfigurations whose caBundle meshop keeps.
-  std::string webhook_selector = "app.kubernetes.io/managed-by=meshop";
+  std::string webhook_selector = std::string(api::kManagedSelector);
   std::string field_manager = "meshop";
+};
+
+// The Secret's content: the CA, the serving certificate and the CA bundle (PEM).
+struct CertificateMaterial {
+  certs::KeyPair ca;
+  certs::KeyPair serving;
+  std::string bundle;
 };
 
 // What one reconcile did, for logs and tests.
@@ -68,14 +79,20 @@ struct CertificatesOutcome {
 
 class CertificatesReconciler {
  public:
-  using Now = std::function<certs::TimePoint()>;
+  // `clock` (null: runtime::steady_clock()) says when certificates expire and are renewed;
+  // `meshop run` passes the manager's.
+  CertificatesReconciler(std::shared_ptr<kube::Client> client, CertificatesConfig config,
+                         metrics::Registry* registry = nullptr,
+                         std::shared_ptr<kube::EventRecorder> events = nullptr,
+                         runtime::Clock* clock = nullptr);
+  // Reads through `reader`, writes and Events through `writer` (tests: test/support/fake_api.hpp).
+  CertificatesReconciler(std::shared_ptr<kube::Reader> reader, std::shared_ptr<kube::Writer> writer,
+                         CertificatesConfig config, metrics::Registry* registry = nullptr,
+                         runtime::Clock* clock = nullptr);
 
-  CertificatesReconciler(
-      std::shared_ptr<kube::Client> client, CertificatesConfig config,
-      metrics::Registry* registry = nullptr, std::shared_ptr<kube::EventRecorder> events = nullptr,
-      Now now = [] { return certs::Clock::now(); });
-
-  // One pass; the outcome, or an error message (transient errors included).
+  // One pass; the outcome, or an error message (transient errors included). The steps: observe
+  // → renew (CA, bundle, serving certificate) → publish the bundle to the webhook
+  // configurations → write the Secret → report.
   kube::Task<api::Result<CertificatesOutcome>> reconcile_once();
 
   // The controller adapter: any key reconciles everything (there is one Secret).
@@ -84,10 +101,27 @@ class CertificatesReconciler {
   const CertificatesConfig& config() const { return config_; }
 
  private:
-  std::shared_ptr<kube::Client> client_;
+  struct Observed;
+  // Observe: the Secret (absent: nullopt) and the configurations of webhook_selector.
+  kube::Task<api::Result<Observed>> observe();
+  // The material to hold at `now`: the Secret's, with the CA rotated, the bundle merged and the
+  // serving certificate reissued where due (outcome.ca_rotated / serving_reissued; a rotation
+  // of an existing CA is an Event on the Secret).
+  api::Result<CertificateMaterial> renew(const Observed& observed, certs::TimePoint now,
+                                         CertificatesOutcome& outcome);
+  // Patches each configuration whose caBundle differs; how many were.
+  kube::Task<api::Result<int>> publish_bundle(const Observed& observed, std::string bundle_b64);
+  // Creates the Secret, or updates it guarded by the resourceVersion read.
+  kube::Task<api::Result<api::Ok>> write_secret(const Observed& observed,
+                                                const CertificateMaterial& m,
+                                                CertificatesOutcome& outcome);
+  // outcome.next_renewal and the expiry gauge.
+  void report(const CertificateMaterial& m, CertificatesOutcome& outcome);
+
+  std::shared_ptr<kube::Reader> reader_;
+  std::shared_ptr<kube::Writer> writer_;
   CertificatesConfig config_;
-  std::shared_ptr<kube::EventRecorder> events_;
-  Now now_;
+  runtime::Clock* clock_;
   metrics::Family<metrics::Gauge>* expiry_ = nullptr;
 };
 

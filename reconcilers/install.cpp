@@ -1,10 +1,11 @@
 #include "reconcilers/install.hpp"
 
 #include <algorithm>
-#include <ctime>
+#include <variant>
 
 #include "api/hash.hpp"
 #include "api/istio_operator.hpp"
+#include "api/time.hpp"
 #include "operator/log/log.hpp"
 #include "operator/manifest/installed_kinds.hpp"
 #include "operator/manifest/render.hpp"
@@ -22,26 +23,6 @@ std::string group_of(std::string_view api_version) {
                                          : std::string(api_version.substr(0, slash));
 }
 
-api::Value& ensure_object_member(api::Value& parent, std::string_view name, api::Allocator& a) {
-  api::Value* v = api::find_member(parent, name);
-  if (v == nullptr) {
-    parent.AddMember(api::make_string(name, a), api::Value(rapidjson::kObjectType), a);
-    v = api::find_member(parent, name);
-  } else if (!v->IsObject()) {
-    v->SetObject();
-  }
-  return *v;
-}
-
-void set_string_member(api::Value& object, std::string_view name, std::string_view value,
-                       api::Allocator& a) {
-  if (api::Value* v = api::find_member(object, name)) {
-    v->SetString(value.data(), static_cast<rapidjson::SizeType>(value.size()), a);
-    return;
-  }
-  object.AddMember(api::make_string(name, a), api::make_string(value, a), a);
-}
-
 bool annotation_true(const rapidjson::Value& object, std::string_view annotation) {
   const api::Value* metadata = api::find_member(object, "metadata");
   if (metadata == nullptr) return false;
@@ -51,24 +32,36 @@ bool annotation_true(const rapidjson::Value& object, std::string_view annotation
   return v != nullptr && v->IsString() && api::string_view_of(*v) == "true";
 }
 
-std::int64_t int_at(const rapidjson::Value& root, std::initializer_list<std::string_view> names,
-                    std::int64_t fallback) {
-  const rapidjson::Value* v = &root;
-  for (std::string_view n : names) {
-    if (!v->IsObject()) return fallback;
-    v = api::find_member(*v, n);
-    if (v == nullptr) return fallback;
-  }
-  return v->IsInt64() ? v->GetInt64() : fallback;
+// The index of meshop's finalizer in metadata.finalizers, -1 when absent.
+int finalizer_index(const rapidjson::Value& iop) {
+  const api::Value* fin = api::find(iop, "/metadata/finalizers");
+  if (fin == nullptr || !fin->IsArray()) return -1;
+  for (rapidjson::SizeType i = 0; i < fin->Size(); ++i)
+    if ((*fin)[i].IsString() && api::string_view_of((*fin)[i]) == kUninstallFinalizer)
+      return static_cast<int>(i);
+  return -1;
 }
 
-std::string rfc3339_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+// The JSON patch test that makes a finalizer edit fail (409) if the object changed since read.
+std::string resource_version_test(const rapidjson::Value& iop) {
+  std::string test = R"({"op":"test","path":"/metadata/resourceVersion","value":)";
+  api::append_json_string(test, api::string_at(iop, {"metadata", "resourceVersion"}));
+  return test + "}";
+}
+
+std::string add_finalizer_patch(const rapidjson::Value& iop) {
+  const api::Value* fin = api::find(iop, "/metadata/finalizers");
+  std::string add = fin != nullptr && fin->IsArray()
+                        ? R"({"op":"add","path":"/metadata/finalizers/-","value":")" +
+                              std::string(kUninstallFinalizer) + R"("})"
+                        : R"({"op":"add","path":"/metadata/finalizers","value":[")" +
+                              std::string(kUninstallFinalizer) + R"("]})";
+  return "[" + resource_version_test(iop) + "," + add + "]";
+}
+
+std::string remove_finalizer_patch(const rapidjson::Value& iop, int index) {
+  return "[" + resource_version_test(iop) + R"(,{"op":"remove","path":"/metadata/finalizers/)" +
+         std::to_string(index) + R"("}])";
 }
 
 // Status keys this reconciler writes, as a JSON object (the value of "status").
@@ -103,21 +96,15 @@ std::vector<Condition> conditions_for(const StatusReport& report) {
 
 // ---- Pure parts ----
 
-const kube::ResourceType& istio_operator_resource() {
-  static const kube::ResourceType type{"install.istio.io", "v1alpha1", "istiooperators",
-                                       "IstioOperator", true};
-  return type;
-}
-
 void add_owner_labels(api::Value& object, api::Allocator& allocator, std::string_view iop_name,
                       std::string_view iop_namespace, std::string_view component) {
   if (!object.IsObject()) return;
-  api::Value& metadata = ensure_object_member(object, "metadata", allocator);
-  api::Value& labels = ensure_object_member(metadata, "labels", allocator);
-  set_string_member(labels, kManagedByLabel, kManagedByValue, allocator);
-  set_string_member(labels, kOwningResourceLabel, iop_name, allocator);
-  set_string_member(labels, kOwningResourceNamespaceLabel, iop_namespace, allocator);
-  if (!component.empty()) set_string_member(labels, kComponentLabel, component, allocator);
+  api::Value& metadata = api::ensure_object_member(object, "metadata", allocator);
+  api::Value& labels = api::ensure_object_member(metadata, "labels", allocator);
+  api::set_string_member(labels, kManagedByLabel, kManagedByValue, allocator);
+  api::set_string_member(labels, kOwningResourceLabel, iop_name, allocator);
+  api::set_string_member(labels, kOwningResourceNamespaceLabel, iop_namespace, allocator);
+  if (!component.empty()) api::set_string_member(labels, kComponentLabel, component, allocator);
 }
 
 std::optional<std::string> owner_key(const rapidjson::Value& object) {
@@ -133,8 +120,8 @@ std::optional<std::string> owner_key(const rapidjson::Value& object) {
 }
 
 bool install_relevant_change(const rapidjson::Value& old_iop, const rapidjson::Value& new_iop) {
-  if (int_at(old_iop, {"metadata", "generation"}, 0) !=
-      int_at(new_iop, {"metadata", "generation"}, 0))
+  if (api::int_at(old_iop, {"metadata", "generation"}, 0) !=
+      api::int_at(new_iop, {"metadata", "generation"}, 0))
     return true;
   for (const char* field : {"labels", "annotations", "finalizers", "deletionTimestamp"}) {
     const api::Value* a = api::find(old_iop, std::string("/metadata/") + field);
@@ -218,20 +205,20 @@ std::optional<std::string> workload_not_ready(const rapidjson::Value& object) {
   if (kind != "Deployment" && kind != "DaemonSet") return std::nullopt;
   std::string what = kind + " " + api::string_at(object, {"metadata", "namespace"}) + "/" +
                      api::string_at(object, {"metadata", "name"});
-  std::int64_t generation = int_at(object, {"metadata", "generation"}, 0);
-  std::int64_t observed = int_at(object, {"status", "observedGeneration"}, 0);
+  std::int64_t generation = api::int_at(object, {"metadata", "generation"}, 0);
+  std::int64_t observed = api::int_at(object, {"status", "observedGeneration"}, 0);
   if (observed < generation)
     return what + ": generation " + std::to_string(generation) + " not yet observed";
   if (kind == "Deployment") {
-    std::int64_t wanted = int_at(object, {"spec", "replicas"}, 1);
-    std::int64_t available = int_at(object, {"status", "availableReplicas"}, 0);
+    std::int64_t wanted = api::int_at(object, {"spec", "replicas"}, 1);
+    std::int64_t available = api::int_at(object, {"status", "availableReplicas"}, 0);
     if (available < wanted)
       return what + ": " + std::to_string(available) + "/" + std::to_string(wanted) +
              " replicas available";
     return std::string();
   }
-  std::int64_t desired = int_at(object, {"status", "desiredNumberScheduled"}, 0);
-  std::int64_t available = int_at(object, {"status", "numberAvailable"}, 0);
+  std::int64_t desired = api::int_at(object, {"status", "desiredNumberScheduled"}, 0);
+  std::int64_t available = api::int_at(object, {"status", "numberAvailable"}, 0);
   if (available != desired)
     return what + ": " + std::to_string(available) + "/" + std::to_string(desired) +
            " pods available";
@@ -387,10 +374,51 @@ InstallRefusal install_refusal(const api::IstioOperatorValidation& validation,
 
 // ---- The reconciler ----
 
+// One pass over one IstioOperator: what the steps of reconcile_once share.
+struct InstallReconciler::Pass {
+  std::string key, ns, name;
+  // The IstioOperator as read, or as the last write of this pass returned it (the finalizer
+  // patch: its resourceVersion guards nothing after it, status patches are unguarded).
+  api::Document iop;
+  // Every IstioOperator's ownership facts, this one included (after list_operators()).
+  std::vector<OperatorRef> refs;
+  InstallOutcome outcome;
+};
+
+// What a pass installs: the rendered objects of managed kinds, owner-labelled, in render order.
+struct InstallReconciler::Desired {
+  std::vector<manifest::RenderedObject> objects;
+  std::set<ObjectId> ids;
+  std::set<std::string> namespaces;  // the namespaces the objects live in
+  // The kinds to prune: prunable_kinds() plus any other prunable kind rendered (an overlay's).
+  std::vector<std::pair<std::string, std::string>> prune_kinds;
+  bool owns_shared = false;  // this IstioOperator applies the shared (Base) objects
+};
+
+// What applying the desired objects gave.
+struct InstallReconciler::Applied {
+  std::vector<std::shared_ptr<const api::Document>> responses;  // kept alive for `objects`
+  std::vector<AppliedObject> objects;
+  std::vector<std::string> pending_crds;  // applied CRDs not yet Established
+};
+
+bool install_paused(const rapidjson::Value& iop) {
+  return annotation_true(iop, kIgnoreReconcileAnnotation);
+}
+
 InstallReconciler::InstallReconciler(std::shared_ptr<kube::Client> client, InstallConfig config,
                                      metrics::Registry* registry,
                                      std::shared_ptr<kube::EventRecorder> events)
-    : client_(std::move(client)), config_(std::move(config)), events_(std::move(events)) {
+    : InstallReconciler(kube::client_reader(client), kube::client_writer(client, std::move(events)),
+                        std::move(config), registry) {}
+
+InstallReconciler::InstallReconciler(std::shared_ptr<kube::Reader> reader,
+                                     std::shared_ptr<kube::Writer> writer, InstallConfig config,
+                                     metrics::Registry* registry)
+    : reader_(std::move(reader)),
+      writer_(std::move(writer)),
+      config_(std::move(config)),
+      clock_(config_.clock != nullptr ? config_.clock : &runtime::steady_clock()) {
   if (registry != nullptr) {
     applied_total_ =
         &registry->counter("meshop_install_applied_objects_total",
@@ -410,29 +438,28 @@ kube::Task<api::Result<kube::ResourceType>> InstallReconciler::resource_for(
     const std::string& api_version, const std::string& kind) {
   std::string key = api_version + "/" + kind;
   if (auto it = types_.find(key); it != types_.end()) co_return it->second;
-  auto type = co_await client_->discover(api_version, kind);
+  auto type = co_await reader_->discover(api_version, kind);
   if (!type) co_return type.error();
   types_.emplace(key, *type);
   co_return *type;
 }
 
 void InstallReconciler::warn(const rapidjson::Value& iop, std::string reason, std::string note) {
-  if (events_)
-    events_->record(kube::reference_to(iop), kube::EventType::kWarning, std::move(reason),
-                    "Install", std::move(note));
+  writer_->event(kube::reference_to(iop), kube::EventType::kWarning, std::move(reason), "Install",
+                 std::move(note));
 }
 
 kube::Task<api::Result<api::Ok>> InstallReconciler::write_status(const rapidjson::Value& iop,
                                                                  const StatusReport& report) {
   const api::Value* current = api::find_member(iop, "status");
-  std::string body =
-      status_patch(report, int_at(iop, {"metadata", "generation"}, 0), current, rfc3339_now());
+  std::string body = status_patch(report, api::int_at(iop, {"metadata", "generation"}, 0), current,
+                                  api::rfc3339(clock_->wall_now()));
   if (body.empty()) co_return api::Ok{};
   kube::PatchOptions options;
   options.subresource = "status";
   const std::string ns = api::string_at(iop, {"metadata", "namespace"});
   const std::string name = api::string_at(iop, {"metadata", "name"});
-  auto patched = co_await client_->patch(istio_operator_resource(), ns, name,
+  auto patched = co_await writer_->patch(istio_operator_resource(), ns, name,
                                          kube::PatchType::kMerge, std::move(body), options);
   if (!patched) co_return patched.error();
   co_return api::Ok{};
@@ -453,7 +480,7 @@ kube::Task<api::Result<int>> InstallReconciler::delete_owned(
     kube::ListOptions list_options;
     list_options.label_selector = owner_selector(name, ns);
     list_options.metadata_only = true;
-    auto listed = co_await client_->list_all(*type, "", list_options);
+    auto listed = co_await reader_->list_all(*type, "", list_options);
     if (!listed) {
       if (listed.error().is(kube::ErrorKind::kNotFound)) continue;
       co_return listed.error();
@@ -476,8 +503,9 @@ kube::Task<api::Result<int>> InstallReconciler::delete_owned(
     for (const ObjectId& id : select_prune(keep, live)) {
       kube::DeleteOptions delete_options;
       delete_options.propagation = kube::PropagationPolicy::kBackground;
-      auto removed = co_await client_->remove(*type, id.ns, id.name, delete_options);
-      if (!removed && !removed.error().is(kube::ErrorKind::kNotFound)) co_return removed.error();
+      auto removed = co_await writer_->remove(*type, id.ns, id.name, delete_options);
+      if (!removed && !removed.error().is(kube::ErrorKind::kNotFound))
+        co_return removed.error();
       ++deleted;
       if (pruned_total_ != nullptr) pruned_total_->with({kind}).Increment();
       log::info(
@@ -488,206 +516,188 @@ kube::Task<api::Result<int>> InstallReconciler::delete_owned(
   co_return deleted;
 }
 
-kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const std::string& key) {
-  InstallOutcome outcome;
+// ---- The steps of one pass, in order ----
+
+kube::Task<api::Result<std::optional<InstallReconciler::Pass>>> InstallReconciler::observe(
+    std::string key) {
   auto slash = key.find('/');
   if (slash == std::string::npos)
     co_return api::Error{"IstioOperator key \"" + key + "\": expected <namespace>/<name>"};
-  const std::string ns = key.substr(0, slash);
-  const std::string name = key.substr(slash + 1);
-  const kube::ResourceType& iop_type = istio_operator_resource();
-
-  // Observe.
-  auto got = co_await client_->get(iop_type, ns, name);
+  Pass pass;
+  pass.key = key;
+  pass.ns = key.substr(0, slash);
+  pass.name = key.substr(slash + 1);
+  auto got = co_await reader_->get(istio_operator_resource(), pass.ns, pass.name);
   if (!got) {
-    if (got.error().is(kube::ErrorKind::kNotFound)) {
-      warned_generation_.erase(key);
-      co_return outcome;  // kAbsent
-    }
+    if (got.error().is(kube::ErrorKind::kNotFound)) co_return std::optional<Pass>();
     co_return got.error();
   }
-  const rapidjson::Value& iop = *got;
-  const std::string resource_version = api::string_at(iop, {"metadata", "resourceVersion"});
+  pass.iop = std::move(*got);
+  co_return std::optional<Pass>(std::move(pass));
+}
 
-  if (annotation_true(iop, kIgnoreReconcileAnnotation)) {
-    log::info("IstioOperator paused by annotation; nothing written",
-              {{"controller", "install"}, {"object", key}});
-    outcome.kind = InstallOutcome::Kind::kIgnored;
-    co_return outcome;
+kube::Task<api::Result<api::Ok>> InstallReconciler::list_operators(Pass& pass) {
+  auto all = co_await reader_->list_all(istio_operator_resource(), "", kube::ListOptions());
+  if (!all) co_return all.error();
+  pass.refs.clear();
+  bool listed_self = false;
+  for (const rapidjson::Value& other : all->list["items"].GetArray()) {
+    pass.refs.push_back(operator_ref(other, true));
+    listed_self = listed_self || pass.refs.back().key() == pass.key;
   }
+  if (!listed_self) pass.refs.push_back(operator_ref(pass.iop, true));
+  co_return api::Ok{};
+}
 
-  // Finalizer position, if present.
-  int finalizer_index = -1;
-  if (const api::Value* md = api::find_member(iop, "metadata")) {
-    const api::Value* fin = api::find_member(*md, "finalizers");
-    if (fin != nullptr && fin->IsArray())
-      for (rapidjson::SizeType i = 0; i < fin->Size(); ++i)
-        if ((*fin)[i].IsString() && api::string_view_of((*fin)[i]) == kUninstallFinalizer)
-          finalizer_index = static_cast<int>(i);
-  }
-  const std::string rv_test =
-      R"({"op":"test","path":"/metadata/resourceVersion","value":")" + resource_version + R"("})";
+kube::Task<api::Result<InstallOutcome>> InstallReconciler::uninstall(Pass& pass) {
+  pass.outcome.kind = InstallOutcome::Kind::kUninstalled;
+  const int finalizer = finalizer_index(pass.iop);
+  if (finalizer < 0) co_return pass.outcome;  // not ours to hold
+  // What every revision shares stays while another IstioOperator remains to take it over (it
+  // is re-queued by the deletion and relabels it on its next pass).
+  if (auto listed = co_await list_operators(pass); !listed) co_return listed.error();
+  const std::optional<OperatorRef> successor = shared_owner(pass.refs);
+  const bool keep_shared = successor.has_value() && successor->key() != pass.key;
+  const std::vector<std::pair<std::string, std::string>> kinds(prunable_kinds().rbegin(),
+                                                               prunable_kinds().rend());
+  const std::set<ObjectId> keep_nothing;
+  auto deleted = co_await delete_owned(pass.name, pass.ns, keep_nothing, kinds, keep_shared);
+  if (!deleted)
+    co_return api::with_context("uninstalling IstioOperator " + pass.key, deleted.error());
+  pass.outcome.pruned = *deleted;
+  auto patched =
+      co_await writer_->patch(istio_operator_resource(), pass.ns, pass.name, kube::PatchType::kJson,
+                              remove_finalizer_patch(pass.iop, finalizer), kube::PatchOptions());
+  if (!patched && !patched.error().is(kube::ErrorKind::kNotFound))
+    co_return patched.error();
+  log::info("uninstalled IstioOperator", {{"controller", "install"},
+                                          {"object", pass.key},
+                                          {"deleted", std::to_string(pass.outcome.pruned)}});
+  writer_->event(
+      kube::reference_to(pass.iop), kube::EventType::kNormal, "Uninstalled", "Uninstall",
+      "deleted " + std::to_string(pass.outcome.pruned) + " objects owned by " + pass.key);
+  co_return pass.outcome;
+}
 
-  // Deleted: uninstall, then let the object go.
-  if (!api::string_at(iop, {"metadata", "deletionTimestamp"}).empty()) {
-    outcome.kind = InstallOutcome::Kind::kUninstalled;
-    if (finalizer_index < 0) co_return outcome;  // not ours to hold
-    std::vector<std::pair<std::string, std::string>> kinds(prunable_kinds().rbegin(),
-                                                           prunable_kinds().rend());
-    // What every revision shares stays while another IstioOperator remains to take it over
-    // (it is re-queued by the deletion and relabels it on its next pass).
-    auto all = co_await client_->list_all(iop_type, "");
-    if (!all) co_return all.error();
-    std::vector<OperatorRef> refs;
-    for (const rapidjson::Value& other : all->list["items"].GetArray())
-      refs.push_back(operator_ref(other, true));
-    auto successor = shared_owner(refs);
-    const bool keep_shared = successor.has_value() && successor->key() != key;
-    const std::set<ObjectId> keep_nothing;
-    auto deleted = co_await delete_owned(name, ns, keep_nothing, kinds, keep_shared);
-    if (!deleted) co_return api::with_context("uninstalling IstioOperator " + key, deleted.error());
-    outcome.pruned = *deleted;
-    std::string patch = "[" + rv_test + R"(,{"op":"remove","path":"/metadata/finalizers/)" +
-                        std::to_string(finalizer_index) + R"("}])";
-    auto patched = co_await client_->patch(iop_type, ns, name, kube::PatchType::kJson, patch);
-    if (!patched && !patched.error().is(kube::ErrorKind::kNotFound)) co_return patched.error();
-    log::info(
-        "uninstalled IstioOperator",
-        {{"controller", "install"}, {"object", key}, {"deleted", std::to_string(outcome.pruned)}});
-    if (events_)
-      events_->record(kube::reference_to(iop), kube::EventType::kNormal, "Uninstalled", "Uninstall",
-                      "deleted " + std::to_string(outcome.pruned) + " objects owned by " + key);
-    co_return outcome;
-  }
+kube::Task<api::Result<api::Ok>> InstallReconciler::ensure_finalizer(Pass& pass) {
+  if (finalizer_index(pass.iop) >= 0) co_return api::Ok{};
+  auto patched =
+      co_await writer_->patch(istio_operator_resource(), pass.ns, pass.name, kube::PatchType::kJson,
+                              add_finalizer_patch(pass.iop), kube::PatchOptions());
+  if (!patched) co_return patched.error();
+  pass.iop = std::move(*patched);
+  co_return api::Ok{};
+}
 
-  // The finalizer first: once anything is installed, deletion must come through here.
-  if (finalizer_index < 0) {
-    const api::Value* md = api::find_member(iop, "metadata");
-    const api::Value* fin = md != nullptr ? api::find_member(*md, "finalizers") : nullptr;
-    std::string add = fin != nullptr && fin->IsArray()
-                          ? R"({"op":"add","path":"/metadata/finalizers/-","value":")" +
-                                std::string(kUninstallFinalizer) + R"("})"
-                          : R"({"op":"add","path":"/metadata/finalizers","value":[")" +
-                                std::string(kUninstallFinalizer) + R"("]})";
-    auto patched = co_await client_->patch(iop_type, ns, name, kube::PatchType::kJson,
-                                           "[" + rv_test + "," + add + "]");
-    if (!patched) co_return patched.error();
-    got = std::move(patched);  // carries the new resourceVersion; status patches are unguarded
-  }
-  const rapidjson::Value& current = *got;
-
-  // Validate and render: a bad spec is the user's to fix, reported and not retried.
-  api::IstioOperatorValidation validation = api::validate_istio_operator(current);
-  auto rendered = validation.ok() ? manifest::render_istio_operator(current)
-                                  : api::Result<manifest::RenderResult>(api::Error{});
-  if (!validation.ok() || !rendered) {
-    InstallRefusal refusal =
-        install_refusal(validation, rendered.ok() ? api::Error{} : rendered.error());
-    StatusReport report;
-    report.state = InstallState::kError;
-    report.message = refusal.message;
-    report.reason = refusal.reason;
-    outcome.kind = InstallOutcome::Kind::kInvalid;
-    outcome.state = InstallState::kError;
-    outcome.message = refusal.message;
-    warn(current, refusal.reason, refusal.message);
-    log::warn("IstioOperator not installed; waiting for it to change",
-              {{"controller", "install"}, {"object", key}, {"reason", refusal.message}});
-    auto written = co_await write_status(current, report);
-    if (!written) co_return written.error();
-    co_return outcome;
-  }
+std::variant<manifest::RenderResult, InstallRefusal> InstallReconciler::validate_and_render(
+    const Pass& pass) {
+  const api::IstioOperatorValidation validation = api::validate_istio_operator(pass.iop);
+  if (!validation.ok()) return install_refusal(validation, api::Error{});
+  auto rendered = manifest::render_istio_operator(pass.iop);
+  if (!rendered) return install_refusal(validation, rendered.error());
 
   // What the spec asks for that meshop ignores or cannot apply (installPackagePath, an overlay
   // path that matches nothing, ...): a Warning Event and a log line, once per generation.
-  const std::int64_t generation = int_at(current, {"metadata", "generation"}, 0);
-  if (auto seen = warned_generation_.find(key);
+  const std::int64_t generation = api::int_at(pass.iop, {"metadata", "generation"}, 0);
+  if (auto seen = warned_generation_.find(pass.key);
       seen == warned_generation_.end() || seen->second != generation) {
     std::vector<std::string> warnings = validation.warnings;
     warnings.insert(warnings.end(), rendered->warnings.begin(), rendered->warnings.end());
     for (const std::string& w : warnings) {
-      warn(current, "RenderWarning", w);
+      warn(pass.iop, "RenderWarning", w);
       log::warn("IstioOperator spec partly ignored",
-                {{"controller", "install"}, {"object", key}, {"warning", w}});
+                {{"controller", "install"}, {"object", pass.key}, {"warning", w}});
     }
-    warned_generation_[key] = generation;
+    warned_generation_[pass.key] = generation;
   }
+  return std::move(*rendered);
+}
 
-  // Revision ownership: the oldest IstioOperator of a revision owns it (reconcilers/ownership).
-  auto all = co_await client_->list_all(iop_type, "");
-  if (!all) co_return all.error();
-  std::vector<OperatorRef> refs;
-  bool listed_self = false;
-  for (const rapidjson::Value& other : all->list["items"].GetArray()) {
-    refs.push_back(operator_ref(other, true));
-    listed_self = listed_self || refs.back().key() == key;
-  }
-  if (!listed_self) refs.push_back(operator_ref(current, true));
-  const std::string revision = revision_of(current);
-  const std::optional<OperatorRef> owner = revision_owner(refs, revision);
-  if (owner && owner->key() != key) {
-    std::string owner_name = owner->key();
-    StatusReport report;
-    report.state = InstallState::kError;
-    report.message = "revision \"" + revision + "\" is already installed by IstioOperator " +
-                     owner_name + " (older); this one is not installed";
-    outcome.kind = InstallOutcome::Kind::kConflict;
-    outcome.state = InstallState::kError;
-    outcome.message = report.message;
-    warn(current, "RevisionConflict", report.message);
-    auto written = co_await write_status(current, report);
-    if (!written) co_return written.error();
-    co_return outcome;
-  }
+kube::Task<api::Result<InstallOutcome>> InstallReconciler::refuse(Pass& pass,
+                                                                  InstallRefusal refusal) {
+  StatusReport report;
+  report.state = InstallState::kError;
+  report.message = refusal.message;
+  report.reason = refusal.reason;
+  pass.outcome.kind = InstallOutcome::Kind::kInvalid;
+  pass.outcome.state = InstallState::kError;
+  pass.outcome.message = refusal.message;
+  warn(pass.iop, refusal.reason, refusal.message);
+  log::warn("IstioOperator not installed; waiting for it to change",
+            {{"controller", "install"}, {"object", pass.key}, {"reason", refusal.message}});
+  auto written = co_await write_status(pass.iop, report);
+  if (!written) co_return written.error();
+  co_return pass.outcome;
+}
 
-  // A new generation: say so before the (possibly long) apply. Only then, so that passes over
-  // an unchanged resource write no status at all.
-  if (int_at(current, {"status", "observedGeneration"}, -1) != generation &&
-      api::string_at(current, {"status", "status"}) != to_string(InstallState::kReconciling)) {
-    std::string body = R"({"status":{"status":"RECONCILING","message":"applying generation )" +
-                       std::to_string(generation) + R"("}})";
-    kube::PatchOptions options;
-    options.subresource = "status";
-    auto patched =
-        co_await client_->patch(iop_type, ns, name, kube::PatchType::kMerge, body, options);
-    if (!patched) co_return patched.error();
-  }
+std::optional<OperatorRef> InstallReconciler::other_owner(const Pass& pass) {
+  std::optional<OperatorRef> owner = revision_owner(pass.refs, revision_of(pass.iop));
+  if (owner && owner->key() != pass.key) return owner;
+  return std::nullopt;
+}
 
+kube::Task<api::Result<InstallOutcome>> InstallReconciler::report_not_owner(
+    Pass& pass, const OperatorRef& owner) {
+  StatusReport report;
+  report.state = InstallState::kError;
+  report.message = "revision \"" + owner.revision + "\" is already installed by IstioOperator " +
+                   owner.key() + " (older); this one is not installed";
+  pass.outcome.kind = InstallOutcome::Kind::kConflict;
+  pass.outcome.state = InstallState::kError;
+  pass.outcome.message = report.message;
+  warn(pass.iop, "RevisionConflict", report.message);
+  auto written = co_await write_status(pass.iop, report);
+  if (!written) co_return written.error();
+  co_return pass.outcome;
+}
+
+kube::Task<api::Result<api::Ok>> InstallReconciler::mark_reconciling(Pass& pass) {
+  // Only for a new generation, so that passes over an unchanged resource write no status.
+  const std::int64_t generation = api::int_at(pass.iop, {"metadata", "generation"}, 0);
+  if (api::int_at(pass.iop, {"status", "observedGeneration"}, -1) == generation ||
+      api::string_at(pass.iop, {"status", "status"}) == to_string(InstallState::kReconciling))
+    co_return api::Ok{};
+  std::string body = R"({"status":{"status":"RECONCILING","message":"applying generation )" +
+                     std::to_string(generation) + R"("}})";
+  kube::PatchOptions options;
+  options.subresource = "status";
+  auto patched = co_await writer_->patch(istio_operator_resource(), pass.ns, pass.name,
+                                         kube::PatchType::kMerge, std::move(body), options);
+  if (!patched) co_return patched.error();
+  co_return api::Ok{};
+}
+
+InstallReconciler::Desired InstallReconciler::desired_objects(const Pass& pass,
+                                                              manifest::RenderResult rendered) {
+  Desired desired;
   // What every revision renders the same way is applied by its one owner only; the others
   // neither apply, relabel nor prune it.
-  const std::optional<OperatorRef> shared = shared_owner(refs);
-  const bool owns_shared = shared.has_value() && shared->key() == key;
-  if (!owns_shared) {
-    auto& objs = rendered->objects;
-    objs.erase(std::remove_if(objs.begin(), objs.end(),
-                              [](const manifest::RenderedObject& r) {
-                                return is_shared_component(r.component);
-                              }),
-               objs.end());
-  }
-
-  // Desired objects, labelled.
-  std::vector<manifest::RenderedObject>& objects = rendered->objects;
-  std::set<ObjectId> desired;
-  std::set<std::string> needed_namespaces;
-  std::vector<std::pair<std::string, std::string>> kinds = prunable_kinds();
-  for (manifest::RenderedObject& r : objects) {
-    std::string kind = api::string_at(r.object, {"kind"});
+  const std::optional<OperatorRef> shared = shared_owner(pass.refs);
+  desired.owns_shared = shared.has_value() && shared->key() == pass.key;
+  desired.prune_kinds = prunable_kinds();
+  for (manifest::RenderedObject& r : rendered.objects) {
+    if (!desired.owns_shared && is_shared_component(r.component)) continue;
+    const std::string kind = api::string_at(r.object, {"kind"});
     if (!managed_kind(kind)) continue;
-    add_owner_labels(r.object, r.object.GetAllocator(), name, ns, r.component);
-    desired.insert(object_id(r.object));
-    std::string api_version = api::string_at(r.object, {"apiVersion"});
-    if (prunable_kind(kind) &&
-        std::find(kinds.begin(), kinds.end(), std::make_pair(api_version, kind)) == kinds.end())
-      kinds.emplace_back(api_version, kind);
+    add_owner_labels(r.object, r.object.GetAllocator(), pass.name, pass.ns, r.component);
+    desired.ids.insert(object_id(r.object));
+    auto kind_pair = std::make_pair(api::string_at(r.object, {"apiVersion"}), kind);
+    if (prunable_kind(kind) && std::find(desired.prune_kinds.begin(), desired.prune_kinds.end(),
+                                         kind_pair) == desired.prune_kinds.end())
+      desired.prune_kinds.push_back(std::move(kind_pair));
     std::string object_ns = api::string_at(r.object, {"metadata", "namespace"});
-    if (!object_ns.empty()) needed_namespaces.insert(object_ns);
+    if (!object_ns.empty()) desired.namespaces.insert(std::move(object_ns));
+    desired.objects.push_back(std::move(r));
   }
+  return desired;
+}
 
-  // Namespaces the objects need. Created ones are labelled as meshop's, never deleted (they
-  // may hold what others put there, e.g. the webhook certificate Secret).
-  for (const std::string& object_ns : needed_namespaces) {
-    auto existing = co_await client_->get(kube::resources::kNamespaces, "", object_ns);
+kube::Task<api::Result<api::Ok>> InstallReconciler::create_namespaces(Pass& pass,
+                                                                      const Desired& desired) {
+  // Created ones are labelled as meshop's and never deleted (they may hold what others put
+  // there, e.g. the webhook certificate Secret).
+  for (const std::string& object_ns : desired.namespaces) {
+    auto existing = co_await reader_->get(kube::resources::kNamespaces, "", object_ns);
     if (existing) continue;
     if (!existing.error().is(kube::ErrorKind::kNotFound)) co_return existing.error();
     api::Document namespace_object(rapidjson::kObjectType);
@@ -697,105 +707,166 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const 
     api::Value md(rapidjson::kObjectType);
     md.AddMember("name", api::make_string(object_ns, a), a);
     namespace_object.AddMember("metadata", md, a);
-    add_owner_labels(namespace_object, a, name, ns, "");
-    auto created = co_await client_->create(kube::resources::kNamespaces, "", namespace_object);
-    if (!created && !created.error().is(kube::ErrorKind::kAlreadyExists)) co_return created.error();
-    outcome.created_namespaces.push_back(object_ns);
+    add_owner_labels(namespace_object, a, pass.name, pass.ns, "");
+    auto created = co_await writer_->create(kube::resources::kNamespaces, "", namespace_object);
+    if (!created && !created.error().is(kube::ErrorKind::kAlreadyExists))
+      co_return created.error();
+    pass.outcome.created_namespaces.push_back(object_ns);
     log::info("created namespace for IstioOperator",
-              {{"controller", "install"}, {"object", key}, {"namespace", object_ns}});
+              {{"controller", "install"}, {"object", pass.key}, {"namespace", object_ns}});
   }
+  co_return api::Ok{};
+}
 
-  // Apply, in render order (CRDs first); skip what nobody changed since this reconciler
-  // applied it. Nothing after the CRDs is applied until every CRD is Established, as istioctl
-  // waits for them: the rest may need their kinds.
-  std::vector<std::shared_ptr<const api::Document>> responses;
-  responses.reserve(objects.size());
-  std::vector<AppliedObject> applied;
-  std::vector<std::string> pending_crds;
-  for (const manifest::RenderedObject& r : objects) {
-    std::string kind = api::string_at(r.object, {"kind"});
-    if (!managed_kind(kind)) continue;
+std::shared_ptr<const api::Document> InstallReconciler::unchanged_since_last_apply(
+    const Pass& pass, const ObjectId& id, std::uint64_t rendered_hash) const {
+  if (!config_.live) return nullptr;
+  auto last = last_apply_.find(id);
+  if (last == last_apply_.end() || last->second.rendered_hash != rendered_hash ||
+      last->second.resource_version.empty())
+    return nullptr;
+  auto live = config_.live(id);
+  // Unchanged only if it still carries this IstioOperator's owner labels: a shared object
+  // another IstioOperator relabelled is taken back even if the informer has not yet seen that
+  // write (its drift event goes to the other owner).
+  if (!live ||
+      api::string_at(*live, {"metadata", "resourceVersion"}) != last->second.resource_version ||
+      owner_key(*live) != pass.key)
+    return nullptr;
+  return last->second.response;
+}
+
+kube::Task<api::Result<InstallReconciler::Applied>> InstallReconciler::apply_objects(
+    Pass& pass, const Desired& desired) {
+  Applied out;
+  // In render order (CRDs first). Nothing after the CRDs is applied until every CRD is
+  // Established, as istioctl waits for them: the rest may need their kinds.
+  out.responses.reserve(desired.objects.size());
+  for (const manifest::RenderedObject& r : desired.objects) {
+    const std::string kind = api::string_at(r.object, {"kind"});
     const bool crd = kind == "CustomResourceDefinition";
-    if (!crd && !pending_crds.empty()) break;
+    if (!crd && !out.pending_crds.empty()) break;
     AppliedObject entry;
     entry.component = r.component;
     const ObjectId id = object_id(r.object);
     const std::uint64_t rendered_hash = api::fnv1a(api::to_json(r.object));
-    if (config_.live) {
-      auto last = last_apply_.find(id);
-      if (last != last_apply_.end() && last->second.rendered_hash == rendered_hash) {
-        auto live = config_.live(id);
-        // Unchanged only if it still carries this IstioOperator's owner labels: a shared
-        // object another IstioOperator relabelled is taken back even if the informer has not
-        // yet seen that write (its drift event goes to the other owner).
-        if (live && !last->second.resource_version.empty() &&
-            api::string_at(*live, {"metadata", "resourceVersion"}) ==
-                last->second.resource_version &&
-            owner_key(*live) == key) {
-          responses.push_back(last->second.response);
-          entry.live = responses.back().get();
-          ++outcome.unchanged;
-          if (unchanged_total_ != nullptr) unchanged_total_->with({kind}).Increment();
-          applied.push_back(std::move(entry));
-          continue;
-        }
-      }
+    if (auto response = unchanged_since_last_apply(pass, id, rendered_hash)) {
+      out.responses.push_back(std::move(response));
+      entry.live = out.responses.back().get();
+      ++pass.outcome.unchanged;
+      if (unchanged_total_ != nullptr) unchanged_total_->with({kind}).Increment();
+      out.objects.push_back(std::move(entry));
+      continue;
     }
     const std::string api_version = api::string_at(r.object, {"apiVersion"});
     auto type = co_await resource_for(api_version, kind);
     if (!type) {
       entry.error = type.message();
-      outcome.keep_apply_error(type.error());
       last_apply_.erase(id);
     } else {
-      auto result = co_await client_->apply(*type, r.object, config_.field_manager, true);
+      auto result = co_await writer_->apply(*type, r.object, config_.field_manager, true);
       if (result) {
         auto response = std::make_shared<const api::Document>(std::move(*result));
         last_apply_[id] = {rendered_hash,
                            api::string_at(*response, {"metadata", "resourceVersion"}), response};
-        responses.push_back(std::move(response));
-        entry.live = responses.back().get();
-        ++outcome.applied;
+        out.responses.push_back(std::move(response));
+        entry.live = out.responses.back().get();
+        ++pass.outcome.applied;
         if (applied_total_ != nullptr) applied_total_->with({kind}).Increment();
       } else {
-        entry.error = result.error().message;
-        outcome.keep_apply_error(result.error());
         last_apply_.erase(id);
+        // A lost race, a server asking to wait, a refusal of meshop's role: the pass ends and
+        // the error policy retries it (errors.hpp). Anything else is this object's failure.
+        api::Error error = api::with_context("applying " + id.to_string(), result.error());
+        if (error_action(error).kind != runtime::Action::Kind::kError) co_return error;
+        entry.error = result.error().message;
       }
     }
     if (crd && entry.live != nullptr && !crd_established(*entry.live))
-      pending_crds.push_back(api::string_at(r.object, {"metadata", "name"}));
-    applied.push_back(std::move(entry));
+      out.pending_crds.push_back(api::string_at(r.object, {"metadata", "name"}));
+    out.objects.push_back(std::move(entry));
   }
-  StatusReport report = compute_status(applied);
-  if (!pending_crds.empty() && report.state != InstallState::kError) {
-    report.state = InstallState::kReconciling;
-    std::string names;
-    for (const std::string& n : pending_crds)
-      names += (names.empty() ? "" : ", ") + n;
-    report.message = "waiting for CustomResourceDefinitions to be Established: " + names;
+  co_return out;
+}
+
+kube::Task<api::Result<api::Ok>> InstallReconciler::prune(Pass& pass, const Desired& desired) {
+  auto pruned = co_await delete_owned(pass.name, pass.ns, desired.ids, desired.prune_kinds,
+                                      !desired.owns_shared);
+  if (!pruned) co_return api::with_context("pruning for IstioOperator " + pass.key, pruned.error());
+  pass.outcome.pruned = *pruned;
+  co_return api::Ok{};
+}
+
+kube::Task<api::Result<InstallOutcome>> InstallReconciler::report(Pass& pass,
+                                                                  const StatusReport& report) {
+  pass.outcome.state = report.state;
+  pass.outcome.message = report.message;
+  pass.outcome.kind = report.state == InstallState::kError ? InstallOutcome::Kind::kApplyFailed
+                                                           : InstallOutcome::Kind::kApplied;
+  if (report.state == InstallState::kError) {
+    warn(pass.iop, "ApplyFailed", report.message);
+    log::warn("applying IstioOperator failed; retrying with backoff",
+              {{"controller", "install"}, {"object", pass.key}, {"reason", report.message}});
+  }
+  auto written = co_await write_status(pass.iop, report);
+  if (!written) co_return written.error();
+  co_return pass.outcome;
+}
+
+kube::Task<api::Result<InstallOutcome>> InstallReconciler::reconcile_once(const std::string& key) {
+  // Observe.
+  auto observed = co_await observe(key);
+  if (!observed) co_return observed.error();
+  if (!observed->has_value()) {
+    warned_generation_.erase(key);
+    co_return InstallOutcome{};  // kAbsent
+  }
+  Pass& pass = **observed;
+  if (install_paused(pass.iop)) {
+    log::info("IstioOperator paused by annotation; nothing written",
+              {{"controller", "install"}, {"object", key}});
+    pass.outcome.kind = InstallOutcome::Kind::kIgnored;
+    co_return pass.outcome;
   }
 
-  // Prune only after a complete apply.
-  if (report.state != InstallState::kError && pending_crds.empty()) {
-    auto pruned = co_await delete_owned(name, ns, desired, kinds, !owns_shared);
-    if (!pruned) co_return api::with_context("pruning for IstioOperator " + key, pruned.error());
-    outcome.pruned = *pruned;
+  // Finalize: a deleted resource is uninstalled, then let go.
+  if (!api::string_at(pass.iop, {"metadata", "deletionTimestamp"}).empty())
+    co_return co_await uninstall(pass);
+  // Validate and render: a bad spec is the user's to fix, reported and not retried.
+  auto rendered = validate_and_render(pass);
+  if (auto* refusal = std::get_if<InstallRefusal>(&rendered))
+    co_return co_await refuse(pass, std::move(*refusal));
+
+  // Check the owner: the oldest IstioOperator of a revision owns it (reconcilers/ownership).
+  if (auto listed = co_await list_operators(pass); !listed) co_return listed.error();
+  if (std::optional<OperatorRef> owner = other_owner(pass))
+    co_return co_await report_not_owner(pass, *owner);
+
+  // Apply. The finalizer first: once anything is installed, deletion must come through here
+  // (a refused or not-owning IstioOperator installs nothing and is not held).
+  if (auto ensured = co_await ensure_finalizer(pass); !ensured) co_return ensured.error();
+  if (auto marked = co_await mark_reconciling(pass); !marked) co_return marked.error();
+  const Desired desired =
+      desired_objects(pass, std::move(std::get<manifest::RenderResult>(rendered)));
+  if (auto made = co_await create_namespaces(pass, desired); !made) co_return made.error();
+  auto applying = co_await apply_objects(pass, desired);
+  if (!applying) co_return applying.error();
+  const Applied& applied = *applying;
+  StatusReport status = compute_status(applied.objects);
+  if (!applied.pending_crds.empty() && status.state != InstallState::kError) {
+    status.state = InstallState::kReconciling;
+    std::string names;
+    for (const std::string& n : applied.pending_crds)
+      names += (names.empty() ? "" : ", ") + n;
+    status.message = "waiting for CustomResourceDefinitions to be Established: " + names;
   }
+
+  // Prune, only after a complete apply (a partial render must not delete the rest).
+  if (status.state != InstallState::kError && applied.pending_crds.empty())
+    if (auto pruned = co_await prune(pass, desired); !pruned) co_return pruned.error();
 
   // Report.
-  outcome.state = report.state;
-  outcome.message = report.message;
-  outcome.kind = report.state == InstallState::kError ? InstallOutcome::Kind::kApplyFailed
-                                                      : InstallOutcome::Kind::kApplied;
-  if (report.state == InstallState::kError) {
-    warn(current, "ApplyFailed", report.message);
-    log::warn("applying IstioOperator failed; retrying with backoff",
-              {{"controller", "install"}, {"object", key}, {"reason", report.message}});
-  }
-  auto written = co_await write_status(current, report);
-  if (!written) co_return written.error();
-  co_return outcome;
+  co_return co_await report(pass, status);
 }
 
 kube::Task<void> InstallReconciler::report_failure(std::string key, std::string message) {
@@ -806,7 +877,7 @@ kube::Task<void> InstallReconciler::report_failure(std::string key, std::string 
   auto slash = key.find('/');
   if (slash == std::string::npos) co_return;
   auto got =
-      co_await client_->get(istio_operator_resource(), key.substr(0, slash), key.substr(slash + 1));
+      co_await reader_->get(istio_operator_resource(), key.substr(0, slash), key.substr(slash + 1));
   if (!got) co_return;
   const bool deleting = !api::string_at(*got, {"metadata", "deletionTimestamp"}).empty();
   StatusReport report;
@@ -824,11 +895,12 @@ kube::Task<void> InstallReconciler::report_failure(std::string key, std::string 
 
 kube::Task<runtime::Action> InstallReconciler::reconcile(const std::string& key) {
   auto outcome = co_await reconcile_once(key);
-  if (!outcome && outcome.error().conflict()) co_return error_action(outcome.error());
   if (!outcome) {
-    std::string message = outcome.message();
-    co_await report_failure(key, message);
-    co_return error_action(outcome.error());
+    // A lost resourceVersion race is retried at once and reported to nobody (errors.hpp).
+    runtime::Action action = error_action(outcome.error());
+    if (action.kind != runtime::Action::Kind::kConflict)
+      co_await report_failure(key, outcome.message());
+    co_return action;
   }
   using Kind = InstallOutcome::Kind;
   switch (outcome->kind) {
@@ -840,13 +912,8 @@ kube::Task<runtime::Action> InstallReconciler::reconcile(const std::string& key)
       co_return runtime::Action::terminal_error(outcome->message);
     case Kind::kConflict:
       co_return runtime::Action::requeue_after(config_.conflict_requeue);
-    case Kind::kApplyFailed: {
-      // Requeued as the failed apply's kind asks (e.g. Forbidden: slowly; 429: after
-      // Retry-After), reported with the whole status message.
-      api::Error e = outcome->apply_error.value_or(api::Error{});
-      e.message = outcome->message;
-      co_return error_action(e);
-    }
+    case Kind::kApplyFailed:
+      co_return runtime::Action::error(outcome->message);
     case Kind::kApplied:
       break;
   }
@@ -901,6 +968,7 @@ void setup_install(const OperatorSetup& setup, InstallConfig config) {
       return nullptr;
     };
   }
+  if (config.clock == nullptr) config.clock = &setup.manager.clock();
   auto reconciler = std::make_shared<InstallReconciler>(setup.client, std::move(config),
                                                         setup.registry, setup.events);
   builder.complete([reconciler](const std::string& key) { return reconciler->reconcile(key); });

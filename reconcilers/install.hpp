@@ -16,7 +16,6 @@
 //                                             are never deleted), workloads first, RBAC last;
 //                                             then remove the finalizer meshop.io/uninstall.
 //     Uninstall needs no valid spec, so an invalid resource can always be deleted.
-//   - otherwise the finalizer is ensured first (a JSON patch guarded by resourceVersion).
 //   - spec invalid (api/istio_operator.hpp, or refused by the render's validation: values,
 //     meshConfig, spec.version) or unrenderable
 //                                           → status ERROR listing every field path, a
@@ -33,6 +32,9 @@
 //                                             prune; the rest is installed as below.
 //     An uninstall likewise leaves the shared objects while another IstioOperator remains
 //     to own them (run re-queues every IstioOperator when one is added or deleted).
+//   - otherwise, before anything is written for the install, the finalizer is ensured (a JSON
+//     patch guarded by resourceVersion). A refused or not-owning IstioOperator installs
+//     nothing, so it gets no finalizer: its deletion does not wait for meshop.
 // Apply: render (manifest::render_istio_operator), add the owner labels, create the
 // Namespaces the objects need (labelled as meshop's; never deleted), then server-side apply
 // every object except MutatingWebhookConfigurations in render order, field manager
@@ -54,11 +56,15 @@
 // ERROR with the apiserver's message (naming verb and resource, e.g. "cannot list resource
 // \"resourcequotas\" ... at the cluster scope") prefixed "install failed" or, for a resource
 // being deleted, "uninstall blocked (finalizer meshop.io/uninstall kept ...)", and a Warning
-// Event (ReconcileFailed / UninstallBlocked); the key is retried with per-key backoff.
+// Event (ReconcileFailed / UninstallBlocked); the key is retried as reconcilers/errors.hpp's
+// policy says (Forbidden: slowly; 429/503: after Retry-After; else per-key backoff). A lost
+// resourceVersion race (409 Conflict, an apply's included) is retried at once and reported to
+// nobody: no ERROR status, no Event.
 // reconcile(): done for absent / paused / uninstalled; terminal_error for an invalid spec;
 // requeue_after(config.conflict_requeue) for a revision conflict; error (backoff) for an
-// apply failure or an apiserver error; requeue_after(config.not_ready_requeue) while not
-// HEALTHY, else requeue_after(config.healthy_requeue).
+// object that failed to apply; error_action() of an apiserver error;
+// requeue_after(config.not_ready_requeue) while not HEALTHY, else
+// requeue_after(config.healthy_requeue).
 //
 // Thread affinity: the control-loop thread (the client's executor).
 #pragma once
@@ -72,39 +78,45 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include <rapidjson/document.h>
 
 #include "api/istio_operator.hpp"
 #include "api/json.hpp"
+#include "api/mesh_conventions.hpp"
 #include "api/result.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
+#include "operator/kube/reader.hpp"
+#include "operator/kube/writer.hpp"
+#include "operator/manifest/render.hpp"
 #include "operator/metrics/registry.hpp"
+#include "operator/runtime/clock.hpp"
 #include "operator/runtime/controller.hpp"
+#include "reconcilers/ownership.hpp"
 
 namespace meshop::reconcilers {
 
-// The labels every object installed for an IstioOperator carries (operator contract).
-inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
-inline constexpr std::string_view kManagedByValue = "meshop";
-inline constexpr std::string_view kOwningResourceLabel =
-    "install.operator.istio.io/owning-resource";
-inline constexpr std::string_view kOwningResourceNamespaceLabel =
-    "install.operator.istio.io/owning-resource-namespace";
-inline constexpr std::string_view kComponentLabel = "operator.istio.io/component";
+// The labels every object installed for an IstioOperator carries (operator contract) and the
+// pause annotation: api/mesh_conventions.hpp.
+using api::kComponentLabel;
+using api::kIgnoreReconcileAnnotation;
+using api::kManagedByLabel;
+using api::kManagedByValue;
+using api::kOwningResourceLabel;
+using api::kOwningResourceNamespaceLabel;
 inline constexpr std::string_view kUninstallFinalizer = "meshop.io/uninstall";
-inline constexpr std::string_view kIgnoreReconcileAnnotation = "install.istio.io/ignoreReconcile";
-
-// install.istio.io/v1alpha1 istiooperators (namespaced).
-const kube::ResourceType& istio_operator_resource();
 
 // ---- Pure parts (no I/O; safe from any thread) ----
 
 // Sets the four owner labels on `object` (a Kubernetes object), keeping its other labels.
 void add_owner_labels(api::Value& object, api::Allocator& allocator, std::string_view iop_name,
                       std::string_view iop_namespace, std::string_view component);
+
+// Whether the IstioOperator is paused: annotation install.istio.io/ignoreReconcile "true".
+bool install_paused(const rapidjson::Value& iop);
 
 // Whether an update of an IstioOperator from `old_iop` to `new_iop` asks install to look
 // again: its generation (spec), labels, annotations, finalizers or deletion changed. A
@@ -222,6 +234,9 @@ struct InstallConfig {
   std::chrono::seconds not_ready_requeue{5};
   std::chrono::seconds healthy_requeue{300};
   std::chrono::seconds conflict_requeue{30};
+  // The time written into status conditions (wall_now); null: runtime::steady_clock().
+  // `meshop run` passes the manager's.
+  runtime::Clock* clock = nullptr;
 };
 
 struct InstallOutcome {
@@ -252,19 +267,72 @@ struct InstallOutcome {
 
 class InstallReconciler {
  public:
+  // Reads and writes through `client`, Events through `events` (none when null).
   InstallReconciler(std::shared_ptr<kube::Client> client, InstallConfig config = {},
                     metrics::Registry* registry = nullptr,
                     std::shared_ptr<kube::EventRecorder> events = nullptr);
+  // Reads through `reader`, writes and Events through `writer` (the seam unit tests use:
+  // test/support/fake_api.hpp).
+  InstallReconciler(std::shared_ptr<kube::Reader> reader, std::shared_ptr<kube::Writer> writer,
+                    InstallConfig config = {}, metrics::Registry* registry = nullptr);
 
   // One pass over the IstioOperator `key` ("<namespace>/<name>"). An Error is a transient
   // failure (apiserver unreachable, conflict on a guarded write); every other outcome,
   // including an invalid spec, is a value.
+  //
+  // The steps, in order (each a member below): observe → (paused: stop) → finalize (uninstall
+  // a deleted resource) → validate and render (refuse an invalid spec) → check the owner of the
+  // revision (report another owner) → apply (ensure the finalizer, mark a new generation
+  // RECONCILING, desired objects, namespaces, server-side apply) → prune → report.
   kube::Task<api::Result<InstallOutcome>> reconcile_once(const std::string& key);
 
   // The controller adapter (see the top of this file for the mapping).
   kube::Task<runtime::Action> reconcile(const std::string& key);
 
  private:
+  struct Pass;
+  struct Desired;
+  struct Applied;
+
+  // Observe: the IstioOperator `key`; nullopt when it does not exist.
+  kube::Task<api::Result<std::optional<Pass>>> observe(std::string key);
+  // Every IstioOperator's ownership facts into pass.refs (this one's added if not yet listed).
+  kube::Task<api::Result<api::Ok>> list_operators(Pass& pass);
+  // Finalize: delete what this IstioOperator installed (the shared objects stay while another
+  // IstioOperator remains to own them), then remove the finalizer. Nothing when the finalizer
+  // is not there. Outcome kUninstalled.
+  kube::Task<api::Result<InstallOutcome>> uninstall(Pass& pass);
+  // Adds the finalizer if missing (a JSON patch guarded by resourceVersion: 409 when stale);
+  // pass.iop becomes the patched object.
+  kube::Task<api::Result<api::Ok>> ensure_finalizer(Pass& pass);
+  // Validate and render: the rendered objects, or why not (no I/O but the chart files). The
+  // validation and render warnings are Warning Events once per generation.
+  std::variant<manifest::RenderResult, InstallRefusal> validate_and_render(const Pass& pass);
+  // Status ERROR and a Warning Event with the refusal's reason; outcome kInvalid.
+  kube::Task<api::Result<InstallOutcome>> refuse(Pass& pass, InstallRefusal refusal);
+  // Check the owner: the older IstioOperator that owns this one's revision, if another does.
+  static std::optional<OperatorRef> other_owner(const Pass& pass);
+  // Status ERROR naming `owner` and a Warning Event RevisionConflict; outcome kConflict.
+  kube::Task<api::Result<InstallOutcome>> report_not_owner(Pass& pass, const OperatorRef& owner);
+  // A generation not yet observed is marked RECONCILING before the (possibly long) apply.
+  kube::Task<api::Result<api::Ok>> mark_reconciling(Pass& pass);
+  // What this pass installs: managed kinds, owner-labelled, the shared ones only by their owner.
+  static Desired desired_objects(const Pass& pass, manifest::RenderResult rendered);
+  // Creates the namespaces the desired objects need (labelled as meshop's, never deleted).
+  kube::Task<api::Result<api::Ok>> create_namespaces(Pass& pass, const Desired& desired);
+  // The response of this reconciler's last apply of `id` when nobody changed it since
+  // (InstallConfig::live), else null.
+  std::shared_ptr<const api::Document> unchanged_since_last_apply(
+      const Pass& pass, const ObjectId& id, std::uint64_t rendered_hash) const;
+  // Server-side applies the desired objects in order, stopping after the CRDs until they are
+  // Established. An apply failure is recorded per object (status ERROR), except one the error
+  // policy retries on its own terms (Conflict, Retry-After, Forbidden): that ends the pass.
+  kube::Task<api::Result<Applied>> apply_objects(Pass& pass, const Desired& desired);
+  // Deletes the owned objects no longer desired.
+  kube::Task<api::Result<api::Ok>> prune(Pass& pass, const Desired& desired);
+  // Report: outcome kApplied / kApplyFailed (with a Warning Event), and the status.
+  kube::Task<api::Result<InstallOutcome>> report(Pass& pass, const StatusReport& report);
+
   kube::Task<api::Result<kube::ResourceType>> resource_for(const std::string& api_version,
                                                            const std::string& kind);
   kube::Task<api::Result<int>> delete_owned(
@@ -276,9 +344,10 @@ class InstallReconciler {
   // After a pass ended in an API error: status ERROR naming it and a Warning Event.
   kube::Task<void> report_failure(std::string key, std::string message);
 
-  std::shared_ptr<kube::Client> client_;
+  std::shared_ptr<kube::Reader> reader_;
+  std::shared_ptr<kube::Writer> writer_;
   InstallConfig config_;
-  std::shared_ptr<kube::EventRecorder> events_;
+  runtime::Clock* clock_;
   std::map<std::string, kube::ResourceType> types_;  // "apiVersion/kind" → resource
   // IstioOperator key → the generation whose validation/render warnings were reported.
   std::map<std::string, std::int64_t> warned_generation_;

@@ -5,9 +5,15 @@
 
 namespace meshop::reconcilers {
 
+const kube::ResourceType& istio_operator_resource() {
+  static const kube::ResourceType type{
+      std::string(api::kIstioOperatorGroup), std::string(api::kIstioOperatorVersion),
+      std::string(api::kIstioOperatorPlural), std::string(api::kIstioOperatorKind), true};
+  return type;
+}
+
 std::string revision_of(const rapidjson::Value& iop) {
-  std::string r = api::string_at(iop, {"spec", "revision"});
-  return r.empty() ? std::string(kDefaultRevision) : r;
+  return api::normalize_revision(api::string_at(iop, {"spec", "revision"}));
 }
 
 OperatorRef operator_ref(const rapidjson::Value& iop, bool check_spec) {

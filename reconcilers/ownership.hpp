@@ -21,9 +21,16 @@
 
 #include <rapidjson/document.h>
 
+#include "api/mesh_conventions.hpp"
+#include "operator/kube/resource.hpp"
+
 namespace meshop::reconcilers {
 
-inline constexpr std::string_view kDefaultRevision = "default";
+using api::kDefaultRevision;  // api/mesh_conventions.hpp
+
+// install.istio.io/v1alpha1 istiooperators (namespaced), from api/mesh_conventions.hpp; built
+// rather than discovered so a pass needs no discovery round trip (crd/istiooperator.yaml fixes it).
+const kube::ResourceType& istio_operator_resource();
 // The component whose objects every revision renders the same way.
 inline constexpr std::string_view kSharedComponent = "Base";
 

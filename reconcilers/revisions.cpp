@@ -5,18 +5,21 @@
 #include <tuple>
 
 #include "api/json.hpp"
+#include "api/mesh_conventions.hpp"
+#include "api/time.hpp"
 #include "operator/log/log.hpp"
 #include "operator/restart/planner.hpp"
 #include "operator/runtime/object.hpp"
 #include "reconcilers/errors.hpp"
+#include "reconcilers/ownership.hpp"
 #include "reconcilers/setup.hpp"
 #include "reconcilers/watches.hpp"
 
 namespace meshop::reconcilers {
 namespace {
 
-constexpr std::string_view kRevLabel = "istio.io/rev";
-constexpr std::string_view kInjectionLabel = "istio-injection";
+constexpr std::string_view kRevLabel = api::kRevisionLabel;
+using api::kInjectionLabel;
 
 // The revision `name` (an istio.io/rev value) resolves to: a tag's target, else a revision
 // with entries of its own; "" when no configuration knows the name.
@@ -102,7 +105,7 @@ std::string message_for(const NamespaceVerdict& v,
     }
     case NamespaceReason::kUnknownRevision:
       return rev_label + " names no revision or tag: no MutatingWebhookConfiguration labelled " +
-             rev_label + " or " + label_text("istio.io/tag", v.requested) +
+             rev_label + " or " + label_text(api::kTagLabel, v.requested) +
              " has injector entries, so " + effect(v);
     case NamespaceReason::kServed:
       return effect(v);
@@ -120,7 +123,7 @@ std::string message_for(const NamespaceVerdict& v,
 
 kube::ObjectReference iop_reference(const rapidjson::Value& iop) {
   kube::ObjectReference r = kube::reference_to(iop);
-  if (r.api_version.empty()) r.api_version = "install.istio.io/v1alpha1";
+  if (r.api_version.empty()) r.api_version = std::string(api::kIstioOperatorApiVersion);
   if (r.kind.empty()) r.kind = "IstioOperator";
   return r;
 }
@@ -290,7 +293,7 @@ api::Result<RevisionsReport> evaluate(const RevisionsView& view) {
     // The revision's own components (istiod, its gateways) carry istio.io/rev: they go with
     // the revision and do not keep it in use.
     if (labels != nullptr && labels->IsObject() &&
-        api::find_member(*labels, "operator.istio.io/component") != nullptr)
+        api::find_member(*labels, api::kComponentLabel) != nullptr)
       carried.clear();
     else if (carried.empty()) {
       const rapidjson::Value* l =
@@ -345,7 +348,7 @@ InUseDecision decide_in_use(const InUseInput& in) {
   d.reason = d.in_use ? "Used" : "Unused";
   d.last_transition = in.current_status == d.status && !in.current_transition.empty()
                           ? in.current_transition
-                          : restart::rfc3339(in.now);
+                          : api::rfc3339(in.now);
   if (d.in_use) {
     std::vector<std::string> parts;
     if (!routing.empty())
@@ -359,7 +362,7 @@ InUseDecision decide_in_use(const InUseInput& in) {
     for (std::size_t i = 0; i < parts.size(); ++i)
       d.message += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
   } else {
-    d.unused_since = restart::parse_rfc3339(d.last_transition);
+    d.unused_since = api::parse_rfc3339(d.last_transition);
     d.message = "revision " + in.revision +
                 " is unused: no namespace routes to it, no running pod carries it, no tag "
                 "points at it (since " +
@@ -379,7 +382,7 @@ InUseDecision decide_in_use(const InUseInput& in) {
   d.uninstall_after = *grace;
   const std::string grace_text =
       restart::go_duration(std::chrono::duration_cast<std::chrono::seconds>(*grace));
-  if (in.revision == "default") {
+  if (in.revision == api::kDefaultRevision) {
     d.message +=
         "; the default revision is never uninstalled automatically (" + annotation + " ignored)";
     return d;
@@ -390,7 +393,7 @@ InUseDecision decide_in_use(const InUseInput& in) {
   }
   if (!d.unused_since) return d;
   d.uninstall_at = *d.unused_since + std::chrono::duration_cast<std::chrono::seconds>(*grace);
-  d.message += "; uninstalled at " + restart::rfc3339(*d.uninstall_at) + " if still unused (" +
+  d.message += "; uninstalled at " + api::rfc3339(*d.uninstall_at) + " if still unused (" +
                annotation + ": " + grace_text + ")";
   // Only a time the object already holds counts (it survives a restart of meshop).
   d.uninstall = in.current_status == "False" && in.now >= *d.uninstall_at;
@@ -458,11 +461,20 @@ rapidjson::Document status_revisions(const RevisionsReport& report, const std::s
 
 RevisionsReconciler::RevisionsReconciler(std::shared_ptr<kube::Client> client,
                                          RevisionsConfig config, metrics::Registry* registry,
-                                         std::shared_ptr<kube::EventRecorder> events, Now now)
-    : client_(std::move(client)),
+                                         std::shared_ptr<kube::EventRecorder> events,
+                                         runtime::Clock* clock)
+    : RevisionsReconciler(kube::client_reader(client),
+                          kube::client_writer(client, std::move(events)), std::move(config),
+                          registry, clock) {}
+
+RevisionsReconciler::RevisionsReconciler(std::shared_ptr<kube::Reader> reader,
+                                         std::shared_ptr<kube::Writer> writer,
+                                         RevisionsConfig config, metrics::Registry* registry,
+                                         runtime::Clock* clock)
+    : reader_(std::move(reader)),
+      writer_(std::move(writer)),
       config_(std::move(config)),
-      events_(std::move(events)),
-      now_(now ? std::move(now) : Now([] { return std::chrono::system_clock::now(); })) {
+      clock_(clock != nullptr ? clock : &runtime::steady_clock()) {
   if (registry != nullptr)
     namespaces_gauge_ =
         &registry->gauge("meshop_namespaces",
@@ -512,16 +524,15 @@ kube::Task<api::Result<RevisionsView>> RevisionsReconciler::observe() {
   ns_options.label_selector = config_.namespace_selector;
   if (!config_.namespace_filter.empty())
     ns_options.field_selector = "metadata.name=" + config_.namespace_filter;
-  auto namespaces = co_await client_->list_all(kube::resources::kNamespaces, "", ns_options);
+  auto namespaces = co_await reader_->list_all(kube::resources::kNamespaces, "", ns_options);
   if (!namespaces) co_return api::with_context("listing namespaces", namespaces.error());
   take_items(namespaces->list, view.namespaces);
 
   kube::ListOptions mwc_options;
   mwc_options.label_selector = config_.webhook_selector;
   auto webhooks =
-      co_await client_->list_all(kube::resources::kMutatingWebhookConfigurations, "", mwc_options);
-  if (!webhooks)
-    co_return api::with_context("listing mutatingwebhookconfigurations", webhooks.error());
+      co_await reader_->list_all(kube::resources::kMutatingWebhookConfigurations, "", mwc_options);
+  if (!webhooks) co_return api::with_context("listing mutatingwebhookconfigurations", webhooks.error());
   rapidjson::Value* items = api::find_member(webhooks->list, "items");
   if (items != nullptr && items->IsArray())
     for (rapidjson::Value& item : items->GetArray())
@@ -529,9 +540,11 @@ kube::Task<api::Result<RevisionsView>> RevisionsReconciler::observe() {
           rapidjson::Value(item, view.webhook_configurations.GetAllocator()),
           view.webhook_configurations.GetAllocator());
 
-  auto iop_type = co_await client_->discover("install.istio.io/v1alpha1", "IstioOperator");
+  auto iop_type = co_await reader_->discover(std::string(api::kIstioOperatorApiVersion),
+                                             std::string(api::kIstioOperatorKind));
   if (iop_type) {
-    auto iops = co_await client_->list_all(*iop_type, config_.operator_namespace);
+    auto iops =
+        co_await reader_->list_all(*iop_type, config_.operator_namespace, kube::ListOptions());
     if (!iops) co_return api::with_context("listing istiooperators", iops.error());
     take_items(iops->list, view.istio_operators);
   }  // no CRD: no IstioOperators to report on
@@ -548,7 +561,7 @@ kube::Task<api::Result<RevisionsView>> RevisionsReconciler::observe() {
     pod_namespaces.push_back("");
   }
   for (const std::string& ns : pod_namespaces) {
-    auto pods = co_await client_->list_all(kube::resources::kPods, ns, pod_options);
+    auto pods = co_await reader_->list_all(kube::resources::kPods, ns, pod_options);
     if (!pods) co_return api::with_context("listing pods", pods.error());
     take_items(pods->list, view.pods);
   }
@@ -602,7 +615,6 @@ void RevisionsReconciler::record_events(const RevisionsReport& report, const Rev
                                               {"object", v.name},
                                               {"reason", reason_name(v.reason)},
                                               {"detail", v.message}});
-    if (!events_) continue;
     const rapidjson::Value& ns = *objects[v.name];
     kube::ObjectReference ref;
     ref.api_version = "v1";
@@ -610,125 +622,157 @@ void RevisionsReconciler::record_events(const RevisionsReport& report, const Rev
     ref.name = v.name;
     ref.uid = api::string_at(ns, {"metadata", "uid"});
     ref.resource_version = api::string_at(ns, {"metadata", "resourceVersion"});
-    events_->record(ref, kube::EventType::kWarning, std::string(reason_name(v.reason)),
-                    "EvaluateInjection", v.message);
+    writer_->event(ref, kube::EventType::kWarning, std::string(reason_name(v.reason)),
+                   "EvaluateInjection", v.message);
   }
 }
 
+namespace {
+
+// The condition of `type` in the object's status, or null.
+const rapidjson::Value* condition_of(const rapidjson::Value& object, std::string_view type) {
+  const rapidjson::Value* conds = api::find(object, "/status/conditions");
+  const rapidjson::Value* found = nullptr;
+  if (conds != nullptr && conds->IsArray())
+    for (const rapidjson::Value& c : conds->GetArray())
+      if (c.IsObject() && api::string_at(c, {"type"}) == type) found = &c;
+  return found;
+}
+
+// Whether `use` says something `current` (the live InUse condition, or null) does not.
+bool in_use_differs(const rapidjson::Value* current, const InUseDecision& use) {
+  return current == nullptr || api::string_at(*current, {"status"}) != use.status ||
+         api::string_at(*current, {"reason"}) != use.reason ||
+         api::string_at(*current, {"message"}) != use.message ||
+         api::string_at(*current, {"lastTransitionTime"}) != use.last_transition;
+}
+
+// The merge patch of the status subresource: status.revisions, and with `use` the InUse
+// condition (the other reconcilers' conditions written back as they are: a merge patch
+// replaces the whole list).
+std::string revisions_status_patch(const rapidjson::Value& iop, const rapidjson::Value& revisions,
+                                   const InUseDecision* use) {
+  rapidjson::Document patch(rapidjson::kObjectType);
+  auto& a = patch.GetAllocator();
+  rapidjson::Value status(rapidjson::kObjectType);
+  status.AddMember("revisions", rapidjson::Value(revisions, a), a);
+  if (use != nullptr) {
+    rapidjson::Value conditions(rapidjson::kArrayType);
+    const rapidjson::Value* conds = api::find(iop, "/status/conditions");
+    if (conds != nullptr && conds->IsArray())
+      for (const rapidjson::Value& c : conds->GetArray())
+        if (c.IsObject() && api::string_at(c, {"type"}) != kInUseCondition)
+          conditions.PushBack(rapidjson::Value(c, a), a);
+    rapidjson::Value cond(rapidjson::kObjectType);
+    cond.AddMember("type", api::make_string(kInUseCondition, a), a);
+    cond.AddMember("status", api::make_string(use->status, a), a);
+    if (const rapidjson::Value* g = api::find(iop, "/metadata/generation");
+        g != nullptr && g->IsInt64())
+      cond.AddMember("observedGeneration", rapidjson::Value(g->GetInt64()), a);
+    cond.AddMember("lastTransitionTime", api::make_string(use->last_transition, a), a);
+    cond.AddMember("reason", api::make_string(use->reason, a), a);
+    cond.AddMember("message", api::make_string(use->message, a), a);
+    conditions.PushBack(cond, a);
+    status.AddMember("conditions", conditions, a);
+  }
+  patch.AddMember("status", status, a);
+  return api::to_json(patch);
+}
+
+}  // namespace
+
 kube::Task<api::Status> RevisionsReconciler::write_status(const RevisionsReport& report,
                                                           const RevisionsView& view) {
-  if (view.istio_operators.empty()) co_return api::ok_status();
-  auto iop_type = co_await client_->discover("install.istio.io/v1alpha1", "IstioOperator");
-  if (!iop_type) co_return api::with_context("discovering IstioOperator", iop_type.error());
-  const restart::SystemTime now = now_();
+  const restart::SystemTime now = clock_->wall_now();
   next_deadline_.reset();
   watching_unused_ = false;
   std::set<std::string> seen;
   for (const rapidjson::Document& iop : view.istio_operators) {
-    std::string key = key_of(iop);
-    seen.insert(key);
-    std::string ns = api::string_at(iop, {"metadata", "namespace"});
-    std::string name = api::string_at(iop, {"metadata", "name"});
-    rapidjson::Document desired = status_revisions(report, key);
-    const rapidjson::Value* current = api::find(iop, "/status/revisions");
-    const bool revisions_same = current != nullptr && api::json_equal(*current, desired);
-
-    // The InUse condition. The object's, else what this process last wrote (another writer's
-    // list without it, a cache that lags) keeps the transition time.
-    // What this process last wrote wins over the object's condition: another writer of the
-    // list (install, restarts) may write back an older InUse from a lagging cache.
-    auto last = last_in_use_.find(key);
-    std::optional<InUseDecision> use =
-        in_use_of(report, iop, now, last != last_in_use_.end() ? &last->second : nullptr);
-    const rapidjson::Value* conds = api::find(iop, "/status/conditions");
-    const rapidjson::Value* mine = nullptr;
-    if (conds != nullptr && conds->IsArray())
-      for (const rapidjson::Value& c : conds->GetArray())
-        if (c.IsObject() && api::string_at(c, {"type"}) == kInUseCondition) mine = &c;
-    bool write_condition = false;
-    if (use) {
-      write_condition = mine == nullptr || api::string_at(*mine, {"status"}) != use->status ||
-                        api::string_at(*mine, {"reason"}) != use->reason ||
-                        api::string_at(*mine, {"message"}) != use->message ||
-                        api::string_at(*mine, {"lastTransitionTime"}) != use->last_transition;
-      if (use->uninstall_after && owner_revision(report, key) != "default")
-        watching_unused_ = true;  // its pods may go at any time
-      if (use->uninstall_at && !use->uninstall &&
-          (!next_deadline_ || *use->uninstall_at < *next_deadline_))
-        next_deadline_ = use->uninstall_at;
-    }
-    if (!revisions_same || write_condition) {
-      rapidjson::Document patch(rapidjson::kObjectType);
-      auto& a = patch.GetAllocator();
-      rapidjson::Value status(rapidjson::kObjectType);
-      status.AddMember("revisions", rapidjson::Value(desired, a), a);
-      if (write_condition) {
-        // Other reconcilers' conditions (install's Ready/Reconciled, restarts' RestartsHalted)
-        // as they are: a merge patch replaces the whole list.
-        rapidjson::Value conditions(rapidjson::kArrayType);
-        if (conds != nullptr && conds->IsArray())
-          for (const rapidjson::Value& c : conds->GetArray())
-            if (c.IsObject() && api::string_at(c, {"type"}) != kInUseCondition)
-              conditions.PushBack(rapidjson::Value(c, a), a);
-        rapidjson::Value cond(rapidjson::kObjectType);
-        cond.AddMember("type", api::make_string(kInUseCondition, a), a);
-        cond.AddMember("status", api::make_string(use->status, a), a);
-        if (const rapidjson::Value* g = api::find(iop, "/metadata/generation");
-            g != nullptr && g->IsInt64())
-          cond.AddMember("observedGeneration", rapidjson::Value(g->GetInt64()), a);
-        cond.AddMember("lastTransitionTime", api::make_string(use->last_transition, a), a);
-        cond.AddMember("reason", api::make_string(use->reason, a), a);
-        cond.AddMember("message", api::make_string(use->message, a), a);
-        conditions.PushBack(cond, a);
-        status.AddMember("conditions", conditions, a);
-      }
-      patch.AddMember("status", status, a);
-      kube::PatchOptions options;
-      options.subresource = "status";
-      auto r = co_await client_->patch(*iop_type, ns, name, kube::PatchType::kMerge,
-                                       api::to_json(patch), options);
-      if (!r && r.error().is(kube::ErrorKind::kNotFound)) continue;
-      if (!r) co_return api::with_context("istiooperator " + key + ": status.revisions", r.error());
-      if (write_condition) {
-        // A change between True and False: from what this process wrote last, else (first
-        // pass) from the object; not a first report, not a rewrite of the same.
-        const std::string before =
-            last != last_in_use_.end()
-                ? last->second.first
-                : (mine != nullptr ? api::string_at(*mine, {"status"}) : std::string());
-        const bool changed = (before == "True" || before == "False") && before != use->status;
-        if (events_ && changed)
-          events_->record(iop_reference(iop), kube::EventType::kNormal,
-                          use->in_use ? "RevisionInUse" : "RevisionUnused", "EvaluateUsage",
-                          use->message);
-        if (changed)
-          log::info(use->in_use ? "revision in use again" : "revision unused",
-                    {{"controller", "revisions"}, {"object", key}, {"detail", use->message}});
-        last_in_use_[key] = {use->status, use->last_transition};
-      }
-    }
-
-    // Uninstall: the object already holds InUse=False long enough (decide_in_use).
-    if (use && use->uninstall && !terminating(iop)) {
-      std::string why = "revision " + owner_revision(report, key) + " has been unused since " +
-                        use->last_transition + ", longer than " +
-                        std::string(kUninstallWhenUnusedAnnotation) + " (" +
-                        restart::go_duration(std::chrono::duration_cast<std::chrono::seconds>(
-                            *use->uninstall_after)) +
-                        "): deleting IstioOperator " + key + " (its finalizer uninstalls it)";
-      log::info("uninstalling unused revision",
-                {{"controller", "revisions"}, {"object", key}, {"detail", why}});
-      if (events_)
-        events_->record(iop_reference(iop), kube::EventType::kNormal, "UninstallUnused",
-                        "Uninstall", why);
-      auto r = co_await client_->remove(*iop_type, ns, name);
-      if (!r && !r.error().is(kube::ErrorKind::kNotFound))
-        co_return api::with_context("istiooperator " + key + ": uninstalling unused revision",
-                                    r.error());
-    }
+    seen.insert(key_of(iop));
+    std::optional<InUseDecision> use;
+    if (auto written = co_await write_one_status(report, iop, now, use); !written)
+      co_return written;
+    if (use && use->uninstall && !terminating(iop))
+      if (auto removed = co_await uninstall_unused(report, iop, *use); !removed) co_return removed;
   }
   for (auto it = last_in_use_.begin(); it != last_in_use_.end();)
     it = seen.count(it->first) ? std::next(it) : last_in_use_.erase(it);
+  co_return api::ok_status();
+}
+
+kube::Task<api::Status> RevisionsReconciler::write_one_status(const RevisionsReport& report,
+                                                              const rapidjson::Value& iop,
+                                                              restart::SystemTime now,
+                                                              std::optional<InUseDecision>& use) {
+  const std::string key = key_of(iop);
+  const rapidjson::Document desired = status_revisions(report, key);
+  const rapidjson::Value* current = api::find(iop, "/status/revisions");
+  const bool revisions_same = current != nullptr && api::json_equal(*current, desired);
+
+  // The InUse condition. What this process last wrote wins over the object's condition for
+  // the transition time: another writer of the list (install, restarts) may write back an
+  // older InUse from a lagging cache.
+  auto last = last_in_use_.find(key);
+  use = in_use_of(report, iop, now, last != last_in_use_.end() ? &last->second : nullptr);
+  const rapidjson::Value* mine = condition_of(iop, kInUseCondition);
+  bool write_condition = false;
+  if (use) {
+    write_condition = in_use_differs(mine, *use);
+    if (use->uninstall_after && owner_revision(report, key) != api::kDefaultRevision)
+      watching_unused_ = true;  // its pods may go at any time
+    if (use->uninstall_at && !use->uninstall &&
+        (!next_deadline_ || *use->uninstall_at < *next_deadline_))
+      next_deadline_ = use->uninstall_at;
+  }
+  if (revisions_same && !write_condition) co_return api::ok_status();
+
+  kube::PatchOptions options;
+  options.subresource = "status";
+  const std::string ns = api::string_at(iop, {"metadata", "namespace"});
+  const std::string name = api::string_at(iop, {"metadata", "name"});
+  auto r = co_await writer_->patch(
+      istio_operator_resource(), ns, name, kube::PatchType::kMerge,
+      revisions_status_patch(iop, desired, write_condition ? &*use : nullptr), options);
+  if (!r && r.error().is(kube::ErrorKind::kNotFound)) co_return api::ok_status();
+  if (!r) co_return api::with_context("istiooperator " + key + ": status.revisions", r.error());
+  if (!write_condition) co_return api::ok_status();
+
+  // A change between True and False: from what this process wrote last, else (first pass)
+  // from the object; not a first report, not a rewrite of the same.
+  const std::string before =
+      last != last_in_use_.end()
+          ? last->second.first
+          : (mine != nullptr ? api::string_at(*mine, {"status"}) : std::string());
+  const bool changed = (before == "True" || before == "False") && before != use->status;
+  if (changed) {
+    writer_->event(iop_reference(iop), kube::EventType::kNormal,
+                   use->in_use ? "RevisionInUse" : "RevisionUnused", "EvaluateUsage", use->message);
+    log::info(use->in_use ? "revision in use again" : "revision unused",
+              {{"controller", "revisions"}, {"object", key}, {"detail", use->message}});
+  }
+  last_in_use_[key] = {use->status, use->last_transition};
+  co_return api::ok_status();
+}
+
+kube::Task<api::Status> RevisionsReconciler::uninstall_unused(const RevisionsReport& report,
+                                                              const rapidjson::Value& iop,
+                                                              const InUseDecision& use) {
+  // The object already holds InUse=False long enough (decide_in_use): delete it, and its
+  // finalizer (the install reconciler's) uninstalls the revision.
+  const std::string key = key_of(iop);
+  std::string why =
+      "revision " + owner_revision(report, key) + " has been unused since " + use.last_transition +
+      ", longer than " + std::string(kUninstallWhenUnusedAnnotation) + " (" +
+      restart::go_duration(std::chrono::duration_cast<std::chrono::seconds>(*use.uninstall_after)) +
+      "): deleting IstioOperator " + key + " (its finalizer uninstalls it)";
+  log::info("uninstalling unused revision",
+            {{"controller", "revisions"}, {"object", key}, {"detail", why}});
+  writer_->event(iop_reference(iop), kube::EventType::kNormal, "UninstallUnused", "Uninstall", why);
+  const std::string ns = api::string_at(iop, {"metadata", "namespace"});
+  const std::string name = api::string_at(iop, {"metadata", "name"});
+  auto r = co_await writer_->remove(istio_operator_resource(), ns, name, kube::DeleteOptions());
+  if (!r && !r.error().is(kube::ErrorKind::kNotFound))
+    co_return api::with_context("istiooperator " + key + ": uninstalling unused revision", r.error());
   co_return api::ok_status();
 }
 
@@ -741,7 +785,7 @@ kube::Task<runtime::Action> RevisionsReconciler::reconcile(const std::string& /*
   std::chrono::nanoseconds after = std::chrono::minutes(5);
   if (watching_unused_) after = std::chrono::seconds(10);
   if (next_deadline_) {
-    auto until = *next_deadline_ - now_() + std::chrono::seconds(1);
+    auto until = *next_deadline_ - clock_->wall_now() + std::chrono::seconds(1);
     if (until < after) after = std::max<std::chrono::nanoseconds>(until, std::chrono::seconds(1));
   }
   co_return runtime::Action::requeue_after(std::chrono::duration_cast<runtime::Duration>(after));
@@ -755,8 +799,8 @@ void setup_revisions(const OperatorSetup& setup, RevisionsConfig config) {
   observed->istio_operators = &cache.store(watches::istio_operators());
   observed->pods = &cache.store(watches::pods());
   config.cache = observed.get();
-  auto reconciler = std::make_shared<RevisionsReconciler>(setup.client, std::move(config),
-                                                          setup.registry, setup.events);
+  auto reconciler = std::make_shared<RevisionsReconciler>(
+      setup.client, std::move(config), setup.registry, setup.events, &setup.manager.clock());
   setup.controller("revisions")
       .singleton(kAllKey)
       .watches(watches::istio_operators())

@@ -53,10 +53,13 @@
 #include "api/result.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
+#include "operator/kube/reader.hpp"
+#include "operator/kube/writer.hpp"
 #include "operator/metrics/registry.hpp"
 #include "operator/restart/cluster_plan.hpp"
 #include "operator/restart/policy.hpp"
 #include "operator/restart/webhook_routes.hpp"
+#include "operator/runtime/clock.hpp"
 #include "operator/runtime/controller.hpp"
 #include "operator/runtime/store.hpp"
 #include "reconcilers/ownership.hpp"
@@ -238,10 +241,16 @@ std::optional<InUseDecision> in_use_of(
 
 class RevisionsReconciler {
  public:
-  using Now = std::function<restart::SystemTime()>;
+  // `clock` (null: runtime::steady_clock()) dates the InUse condition and the uninstall
+  // deadlines; `meshop run` passes the manager's.
   RevisionsReconciler(std::shared_ptr<kube::Client> client, RevisionsConfig config,
                       metrics::Registry* registry = nullptr,
-                      std::shared_ptr<kube::EventRecorder> events = nullptr, Now now = nullptr);
+                      std::shared_ptr<kube::EventRecorder> events = nullptr,
+                      runtime::Clock* clock = nullptr);
+  // Reads through `reader`, writes and Events through `writer` (tests: test/support/fake_api.hpp).
+  RevisionsReconciler(std::shared_ptr<kube::Reader> reader, std::shared_ptr<kube::Writer> writer,
+                      RevisionsConfig config, metrics::Registry* registry = nullptr,
+                      runtime::Clock* clock = nullptr);
 
   // One pass: observe, evaluate, report (Events, status.revisions, gauge). Errors are list or
   // patch failures and configurations that do not parse (naming them).
@@ -257,14 +266,22 @@ class RevisionsReconciler {
   kube::Task<api::Result<RevisionsView>> observe();
   void record_events(const RevisionsReport& report, const RevisionsView& view);
   kube::Task<api::Status> write_status(const RevisionsReport& report, const RevisionsView& view);
+  // One IstioOperator's status.revisions and InUse condition, written when they differ (an
+  // InUse change between True and False is an Event); `use` is what decide_in_use said.
+  kube::Task<api::Status> write_one_status(const RevisionsReport& report,
+                                           const rapidjson::Value& iop, restart::SystemTime now,
+                                           std::optional<InUseDecision>& use);
+  // Deletes an IstioOperator whose revision has been unused long enough (an Event says why).
+  kube::Task<api::Status> uninstall_unused(const RevisionsReport& report,
+                                           const rapidjson::Value& iop, const InUseDecision& use);
 
-  std::shared_ptr<kube::Client> client_;
+  std::shared_ptr<kube::Reader> reader_;
+  std::shared_ptr<kube::Writer> writer_;
   RevisionsConfig config_;
-  std::shared_ptr<kube::EventRecorder> events_;
   metrics::Family<metrics::Gauge>* namespaces_gauge_ = nullptr;
   std::set<std::string> gauge_revisions_;          // label values set so far (reset to 0)
   std::map<std::string, std::string> last_state_;  // namespace → reason + message reported
-  Now now_;
+  runtime::Clock* clock_;
   // IstioOperator key → the InUse condition this process last wrote (status|transition): the
   // transition time survives another writer's list that lacks it, or a lagging cache.
   std::map<std::string, std::pair<std::string, std::string>> last_in_use_;

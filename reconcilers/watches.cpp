@@ -57,7 +57,7 @@ std::optional<runtime::WatchSpec> installed(const manifest::InstalledKind& k,
   }
   runtime::WatchSpec s = spec({std::string(k.group), std::string(k.version),
                                std::string(k.resource), std::string(k.kind), k.namespaced});
-  s.options.label_selector = kManagedSelector;
+  s.options.label_selector = std::string(api::kManagedSelector);
   s.options.metadata_only = k.watch == Watch::kMetadata;
   return s;
 }

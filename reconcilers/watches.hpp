@@ -5,14 +5,12 @@
 #include <optional>
 #include <string>
 
+#include "api/mesh_conventions.hpp"
 #include "operator/kube/resource.hpp"
 #include "operator/manifest/installed_kinds.hpp"
 #include "operator/runtime/cache.hpp"
 
 namespace meshop::reconcilers::watches {
-
-// Label meshop puts on everything it installs.
-inline constexpr const char* kManagedSelector = "app.kubernetes.io/managed-by=meshop";
 
 runtime::WatchSpec istio_operators();
 runtime::WatchSpec namespaces();
@@ -22,7 +20,7 @@ runtime::WatchSpec control_plane_config_maps(const std::string& ns);
 // The Secret holding the webhook's serving certificate.
 runtime::WatchSpec webhook_secret(const std::string& ns);
 // The watch of an installed kind, as its manifest::installed_kinds() entry says: the objects
-// meshop installed (label kManagedSelector), full (Watch::kFull: their status is install's
+// meshop installed (label api::kManagedSelector), full (Watch::kFull: their status is install's
 // status), full in the control-plane namespace `ns` only (kOperatorNamespace: the injector
 // ConfigMaps), or metadata only (kMetadata: enough to see drift and find the owner);
 // nullopt for kNone.

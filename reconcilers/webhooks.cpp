@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "api/istio_operator.hpp"
+#include "api/mesh_conventions.hpp"
 #include "operator/log/log.hpp"
 #include "operator/manifest/render.hpp"
 #include "operator/manifest/tag.hpp"
@@ -18,35 +19,15 @@ namespace {
 using Value = rapidjson::Value;
 using Allocator = rapidjson::Document::AllocatorType;
 
-constexpr std::string_view kManagedBy = "app.kubernetes.io/managed-by";
-constexpr std::string_view kMeshop = "meshop";
-constexpr std::string_view kOwningResource = "install.operator.istio.io/owning-resource";
-constexpr std::string_view kOwningNamespace = "install.operator.istio.io/owning-resource-namespace";
-constexpr std::string_view kComponent = "operator.istio.io/component";
-constexpr std::string_view kIgnoreReconcile = "install.istio.io/ignoreReconcile";
+constexpr std::string_view kManagedBy = api::kManagedByLabel;
+constexpr std::string_view kMeshop = api::kManagedByValue;
+constexpr std::string_view kOwningResource = api::kOwningResourceLabel;
+constexpr std::string_view kOwningNamespace = api::kOwningResourceNamespaceLabel;
+constexpr std::string_view kComponent = api::kComponentLabel;
+constexpr std::string_view kIgnoreReconcile = api::kIgnoreReconcileAnnotation;
 constexpr std::string_view kBundleKey = "ca-bundle.crt";
 
-// install.istio.io/v1alpha1 istiooperators; built here rather than discovered so a pass needs
-// no discovery round trip (the CRD is fixed by crd/istiooperator.yaml).
-const kube::ResourceType kIstioOperators{"install.istio.io", "v1alpha1", "istiooperators",
-                                         "IstioOperator", true};
-
-void set_member(Value& object, std::string_view name, Value value, Allocator& a) {
-  if (Value* old = api::find_member(object, name); old != nullptr) {
-    *old = std::move(value);
-    return;
-  }
-  object.AddMember(api::make_string(name, a), std::move(value), a);
-}
-
-Value& ensure_object(Value& parent, std::string_view name, Allocator& a) {
-  Value* v = api::find_member(parent, name);
-  if (v == nullptr || !v->IsObject()) {
-    set_member(parent, name, Value(rapidjson::kObjectType), a);
-    v = api::find_member(parent, name);
-  }
-  return *v;
-}
+using api::set_member;
 
 std::string key_of(const Value& object) {
   return api::string_at(object, {"metadata", "namespace"}) + "/" +
@@ -168,7 +149,8 @@ void point_at_meshop(Value& mwc, Allocator& a, const WebhooksConfig& config,
 
 void add_labels(Value& mwc, Allocator& a, const Candidate& owner, std::string_view component,
                 const WebhooksConfig& config) {
-  Value& labels = ensure_object(ensure_object(mwc, "metadata", a), "labels", a);
+  Value& labels =
+      api::ensure_object_member(api::ensure_object_member(mwc, "metadata", a), "labels", a);
   std::string_view ns = std::string_view(owner.key).substr(0, owner.key.find('/'));
   std::string_view name = std::string_view(owner.key).substr(owner.key.find('/') + 1);
   set_member(labels, kManagedBy, api::make_string(kMeshop, a), a);
@@ -218,8 +200,9 @@ api::Result<api::Document> render_revision_webhook(const Candidate& c) {
   api::Document iop;
   iop.CopyFrom(*c.iop, iop.GetAllocator());
   auto& a = iop.GetAllocator();
-  Value& global =
-      ensure_object(ensure_object(ensure_object(iop, "spec", a), "values", a), "global", a);
+  Value& global = api::ensure_object_member(
+      api::ensure_object_member(api::ensure_object_member(iop, "spec", a), "values", a), "global",
+      a);
   set_member(global, "operatorManageWebhooks", Value(false), a);
   auto rendered = manifest::render_istio_operator(iop);
   // A spec the render's validation refuses (values, meshConfig) is as invalid as one
@@ -253,10 +236,10 @@ api::Result<api::Document> cached_render(const Candidate& c, WebhookRenderCache*
     if (rendered)
       e.webhook = std::move(*rendered);
     else
-      e.error = std::move(rendered).error();
+      e.error = rendered.message();
     it = cache->entries.insert_or_assign(c.key, std::move(e)).first;
   }
-  if (it->second.error) return *it->second.error;
+  if (!it->second.error.empty()) return api::Error{it->second.error};
   api::Document copy;
   copy.CopyFrom(it->second.webhook, copy.GetAllocator());
   return copy;
@@ -416,45 +399,52 @@ bool webhook_up_to_date(const Value& desired, const Value& live) {
   return true;
 }
 
-DesiredWebhooks compute_desired_webhooks(const WebhooksConfig& config,
-                                         const WebhookObservation& observed,
-                                         WebhookRenderCache* cache) {
-  DesiredWebhooks out;
-  std::set<std::string> seen;
-  std::map<std::string, const Value*> live;
-  for (const Value* mwc : observed.configurations)
-    if (mwc != nullptr && mwc->IsObject()) live[api::string_at(*mwc, {"metadata", "name"})] = mwc;
+namespace {
 
-  std::vector<Candidate> all = candidates(observed.istio_operators);
+using LiveWebhooks = std::map<std::string, const Value*>;  // by name
 
-  // Revisions: the oldest IstioOperator owns each. Paused ones keep whatever they have.
-  std::set<std::string> kept_owners;
-  std::map<std::string, const Candidate*> revision_owner;
-  std::vector<const Candidate*> owners;
+// Who owns each revision: the oldest IstioOperator of it, not being deleted unless paused.
+struct RevisionOwners {
+  std::map<std::string, const Candidate*> by_revision;
+  std::vector<const Candidate*> owners;  // in ownership order
+  // Owners whose live configurations stay as they are (paused, or their render failed).
+  std::set<std::string> kept;
+};
+
+RevisionOwners revision_owners(const std::vector<Candidate>& all,
+                               std::vector<WebhookProblem>& problems) {
+  RevisionOwners out;
   for (const Candidate& c : all) {
-    if (c.paused) kept_owners.insert(c.key);
+    if (c.paused) out.kept.insert(c.key);
     if (c.deleting && !c.paused) continue;
-    if (auto it = revision_owner.find(c.revision); it != revision_owner.end()) {
-      out.problems.push_back({c.key, "RevisionConflict",
-                              "revision " + c.revision + " belongs to the older IstioOperator " +
-                                  it->second->key +
-                                  "; this one's webhook configurations are not installed"});
+    if (auto it = out.by_revision.find(c.revision); it != out.by_revision.end()) {
+      problems.push_back({c.key, "RevisionConflict",
+                          "revision " + c.revision + " belongs to the older IstioOperator " +
+                              it->second->key +
+                              "; this one's webhook configurations are not installed"});
       continue;
     }
-    revision_owner[c.revision] = &c;
-    owners.push_back(&c);
+    out.by_revision[c.revision] = &c;
+    out.owners.push_back(&c);
   }
+  return out;
+}
 
-  // Each owner's revision configuration.
-  std::map<std::string, api::Document> revision_webhook;  // by IstioOperator key
-  for (const Candidate* c : owners) {
+// Each unpaused owner's revision configuration, rendered, checked against the selector matrix,
+// labelled and pointed at meshop; by IstioOperator key. An owner whose render fails is kept.
+std::map<std::string, api::Document> revision_webhooks(
+    const WebhooksConfig& config, const WebhookObservation& observed, const LiveWebhooks& live,
+    RevisionOwners& owners, WebhookRenderCache* cache, std::vector<WebhookProblem>& problems) {
+  std::map<std::string, api::Document> out;
+  std::set<std::string> seen;  // cache keys still in use
+  for (const Candidate* c : owners.owners) {
     if (c->paused) continue;
     auto rendered = cached_render(*c, cache, seen);
     if (!rendered) {
       bool invalid = rendered.error().invalid();
-      out.problems.push_back({c->key, invalid ? "InvalidSpec" : "RenderFailed",
-                              "webhook configurations left as they are: " + rendered.message()});
-      kept_owners.insert(c->key);
+      problems.push_back({c->key, invalid ? "InvalidSpec" : "RenderFailed",
+                          "webhook configurations left as they are: " + rendered.message()});
+      owners.kept.insert(c->key);
       continue;
     }
     if (rendered->IsNull()) continue;
@@ -462,68 +452,80 @@ DesiredWebhooks compute_desired_webhooks(const WebhooksConfig& config,
     bool auto_inject =
         truthy_at(*c->iop, "/spec/values/sidecarInjectorWebhook/enableNamespacesByDefault");
     if (auto ok = check_revision_webhook(mwc, c->revision, auto_inject); !ok) {
-      out.problems.push_back(
+      problems.push_back(
           {c->key, "RenderFailed", "webhook configurations left as they are: " + ok.message()});
-      kept_owners.insert(c->key);
+      owners.kept.insert(c->key);
       continue;
     }
     auto& a = mwc.GetAllocator();
     add_labels(mwc, a, *c, "Pilot", config);
-    Value& labels = ensure_object(ensure_object(mwc, "metadata", a), "labels", a);
+    Value& labels =
+        api::ensure_object_member(api::ensure_object_member(mwc, "metadata", a), "labels", a);
     set_member(labels, manifest::kRevisionLabel, api::make_string(c->revision, a), a);
     point_at_meshop(mwc, a, config, c->revision, observed, live);
-    revision_webhook.emplace(c->key, std::move(mwc));
+    out.emplace(c->key, std::move(mwc));
   }
-
   if (cache != nullptr)
     std::erase_if(cache->entries, [&](const auto& e) { return seen.count(e.first) == 0; });
+  return out;
+}
 
-  // Tags: names that are revisions are refused (except `default`), the oldest claim wins.
-  std::set<std::string> revisions;
-  for (const auto& [rev, c] : revision_owner)
-    revisions.insert(rev);
+// The names a tag may not take: every revision, meshop's and other installers' live ones.
+std::set<std::string> revision_names(const RevisionOwners& owners, const LiveWebhooks& live) {
+  std::set<std::string> out;
+  for (const auto& [rev, c] : owners.by_revision)
+    out.insert(rev);
   for (const auto& [name, mwc] : live)
     if (owner_of(*mwc).empty() && label_of(*mwc, manifest::kTagLabel).empty() &&
         !label_of(*mwc, manifest::kRevisionLabel).empty() && label_of(*mwc, kManagedBy) != kMeshop)
-      revisions.insert(label_of(*mwc, manifest::kRevisionLabel));
+      out.insert(label_of(*mwc, manifest::kRevisionLabel));
+  return out;
+}
+
+// The tags' configurations (spec.values.revisionTags of each owner, the oldest claim winning),
+// each generated from its revision's configuration. A tag named as a revision is refused
+// (except `default`).
+std::vector<DesiredWebhook> tag_webhooks(const WebhooksConfig& config, const RevisionOwners& owners,
+                                         const std::map<std::string, api::Document>& revision,
+                                         const std::set<std::string>& revisions,
+                                         std::vector<WebhookProblem>& problems) {
   std::map<std::string, const Candidate*> tag_owner;
-  std::vector<DesiredWebhook> tags;
-  for (const Candidate* c : owners) {
+  std::vector<DesiredWebhook> out;
+  for (const Candidate* c : owners.owners) {
     const Value* list = api::find(*c->iop, "/spec/values/revisionTags");
     if (list == nullptr || !list->IsArray()) continue;
     for (const Value& t : list->GetArray()) {
       std::string tag = t.IsString() ? std::string(api::string_view_of(t)) : std::string();
       if (auto it = tag_owner.find(tag); it != tag_owner.end() && it->second == c) continue;
       if (!valid_tag(tag)) {
-        out.problems.push_back({c->key, "InvalidTag",
-                                "spec.values.revisionTags: \"" + tag +
-                                    "\" is not a valid tag name (a DNS-1123 label); skipped"});
+        problems.push_back({c->key, "InvalidTag",
+                            "spec.values.revisionTags: \"" + tag +
+                                "\" is not a valid tag name (a DNS-1123 label); skipped"});
         continue;
       }
       if (tag != kDefaultRevision && revisions.count(tag) != 0) {
-        out.problems.push_back(
+        problems.push_back(
             {c->key, "TagConflict", "tag " + tag + " is the name of a revision; skipped"});
         continue;
       }
       if (auto it = tag_owner.find(tag); it != tag_owner.end()) {
-        out.problems.push_back({c->key, "TagConflict",
-                                "tag " + tag + " already points at revision " +
-                                    it->second->revision + " (IstioOperator " + it->second->key +
-                                    ", older); skipped"});
+        problems.push_back({c->key, "TagConflict",
+                            "tag " + tag + " already points at revision " + it->second->revision +
+                                " (IstioOperator " + it->second->key + ", older); skipped"});
         continue;
       }
       tag_owner[tag] = c;
-      auto rw = revision_webhook.find(c->key);
-      if (rw == revision_webhook.end()) {
-        if (!c->paused && kept_owners.count(c->key) == 0)
-          out.problems.push_back({c->key, "TagSkipped",
-                                  "tag " + tag + ": revision " + c->revision +
-                                      " has no injector configuration (pilot disabled); skipped"});
+      auto rw = revision.find(c->key);
+      if (rw == revision.end()) {
+        if (!c->paused && owners.kept.count(c->key) == 0)
+          problems.push_back({c->key, "TagSkipped",
+                              "tag " + tag + ": revision " + c->revision +
+                                  " has no injector configuration (pilot disabled); skipped"});
         continue;
       }
       auto generated = manifest::generate_tag_webhook(rw->second, tag, c->revision);
       if (!generated) {
-        out.problems.push_back({c->key, "TagSkipped", "tag " + tag + ": " + generated.message()});
+        problems.push_back({c->key, "TagSkipped", "tag " + tag + ": " + generated.message()});
         continue;
       }
       api::Document& mwc = *generated;
@@ -541,14 +543,21 @@ DesiredWebhooks compute_desired_webhooks(const WebhooksConfig& config,
       d.revision = c->revision;
       d.tag = tag;
       d.object = std::move(mwc);
-      tags.push_back(std::move(d));
+      out.push_back(std::move(d));
     }
   }
+  return out;
+}
 
+// Into `out`: the configurations to write (revisions' then tags'; neither a kept one nor a name
+// desired twice), the kept live names and the live ones of meshop's in scope to prune.
+void select_writes(const WebhooksConfig& config, const LiveWebhooks& live,
+                   const RevisionOwners& owners, std::map<std::string, api::Document>& revision,
+                   std::vector<DesiredWebhook> tags, DesiredWebhooks& out) {
   std::vector<DesiredWebhook> desired;
-  for (const Candidate* c : owners) {
-    auto rw = revision_webhook.find(c->key);
-    if (rw == revision_webhook.end()) continue;
+  for (const Candidate* c : owners.owners) {
+    auto rw = revision.find(c->key);
+    if (rw == revision.end()) continue;
     DesiredWebhook d;
     d.name = api::string_at(rw->second, {"metadata", "name"});
     d.owner = c->key;
@@ -559,10 +568,8 @@ DesiredWebhooks compute_desired_webhooks(const WebhooksConfig& config,
   for (DesiredWebhook& t : tags)
     desired.push_back(std::move(t));
 
-  // Kept: the live configurations of paused / invalid owners. A desired name that is kept, or
-  // desired twice, is not written.
   for (const auto& [name, mwc] : live)
-    if (std::string owner = owner_of(*mwc); !owner.empty() && kept_owners.count(owner) != 0)
+    if (std::string owner = owner_of(*mwc); !owner.empty() && owners.kept.count(owner) != 0)
       out.kept.insert(name);
   std::set<std::string> names;
   for (DesiredWebhook& d : desired) {
@@ -581,23 +588,45 @@ DesiredWebhooks compute_desired_webhooks(const WebhooksConfig& config,
     if (owner.empty() || !in_scope(*mwc, config)) continue;
     if (names.count(name) == 0 && out.kept.count(name) == 0) out.prune.push_back(name);
   }
+}
 
-  // The default tag, desired or left in place by someone else, takes the legacy selectors:
-  // the default revision's own configuration is deactivated.
-  // Only a tag written in this pass or already live counts: a paused IstioOperator's claim on
-  // `default` with no configuration yet must not leave the legacy selectors unserved.
+// The default tag, desired or left in place by someone else, takes the legacy selectors: the
+// default revision's own configuration is deactivated. Only a tag written in this pass or
+// already live counts: a paused IstioOperator's claim on `default` with no configuration yet
+// must not leave the legacy selectors unserved.
+void deactivate_default_revision_if_tagged(const LiveWebhooks& live, DesiredWebhooks& out) {
   bool default_tag = std::any_of(out.webhooks.begin(), out.webhooks.end(),
                                  [](const DesiredWebhook& d) { return d.tag == kDefaultRevision; });
   for (const auto& [name, mwc] : live)
     if (label_of(*mwc, manifest::kTagLabel) == kDefaultRevision &&
         std::find(out.prune.begin(), out.prune.end(), name) == out.prune.end())
       default_tag = true;
-  if (default_tag)
-    for (DesiredWebhook& d : out.webhooks)
-      if (d.tag.empty() && d.revision == kDefaultRevision) {
-        d.object = manifest::deactivate_webhook(d.object);
-        d.deactivated = true;
-      }
+  if (!default_tag) return;
+  for (DesiredWebhook& d : out.webhooks)
+    if (d.tag.empty() && d.revision == kDefaultRevision) {
+      d.object = manifest::deactivate_webhook(d.object);
+      d.deactivated = true;
+    }
+}
+
+}  // namespace
+
+DesiredWebhooks compute_desired_webhooks(const WebhooksConfig& config,
+                                         const WebhookObservation& observed,
+                                         WebhookRenderCache* cache) {
+  DesiredWebhooks out;
+  LiveWebhooks live;
+  for (const Value* mwc : observed.configurations)
+    if (mwc != nullptr && mwc->IsObject()) live[api::string_at(*mwc, {"metadata", "name"})] = mwc;
+
+  const std::vector<Candidate> all = candidates(observed.istio_operators);
+  RevisionOwners owners = revision_owners(all, out.problems);
+  std::map<std::string, api::Document> revision =
+      revision_webhooks(config, observed, live, owners, cache, out.problems);
+  std::vector<DesiredWebhook> tags =
+      tag_webhooks(config, owners, revision, revision_names(owners, live), out.problems);
+  select_writes(config, live, owners, revision, std::move(tags), out);
+  deactivate_default_revision_if_tagged(live, out);
 
   std::stable_sort(out.webhooks.begin(), out.webhooks.end(),
                    [](const DesiredWebhook& x, const DesiredWebhook& y) {
@@ -609,7 +638,14 @@ DesiredWebhooks compute_desired_webhooks(const WebhooksConfig& config,
 WebhooksReconciler::WebhooksReconciler(std::shared_ptr<kube::Client> client, WebhooksConfig config,
                                        metrics::Registry* registry,
                                        std::shared_ptr<kube::EventRecorder> events)
-    : client_(std::move(client)), config_(std::move(config)), events_(std::move(events)) {
+    : WebhooksReconciler(kube::client_reader(client),
+                         kube::client_writer(client, std::move(events)), std::move(config),
+                         registry) {}
+
+WebhooksReconciler::WebhooksReconciler(std::shared_ptr<kube::Reader> reader,
+                                       std::shared_ptr<kube::Writer> writer, WebhooksConfig config,
+                                       metrics::Registry* registry)
+    : reader_(std::move(reader)), writer_(std::move(writer)), config_(std::move(config)) {
   if (registry != nullptr) {
     applied_ = &registry->counter("meshop_webhook_configurations_applied_total",
                                   "MutatingWebhookConfigurations written by the webhooks "
@@ -626,13 +662,15 @@ kube::Task<api::Result<WebhooksOutcome>> WebhooksReconciler::reconcile_once() {
   // Observe.
   kube::ListOptions iop_options;
   iop_options.label_selector = config_.iop_selector;
-  auto iops = co_await client_->list_all(kIstioOperators, "", iop_options);
+  auto iops = co_await reader_->list_all(istio_operator_resource(), "", iop_options);
   if (!iops) co_return api::with_context("listing IstioOperators", iops.error());
-  auto mwcs = co_await client_->list_all(kube::resources::kMutatingWebhookConfigurations, "");
+  auto mwcs = co_await reader_->list_all(kube::resources::kMutatingWebhookConfigurations, "",
+                                         kube::ListOptions());
   if (!mwcs) co_return mwcs.error();
-  auto secret = co_await client_->get(kube::resources::kSecrets, config_.secret_namespace,
+  auto secret = co_await reader_->get(kube::resources::kSecrets, config_.secret_namespace,
                                       config_.secret_name);
-  if (!secret && !secret.error().is(kube::ErrorKind::kNotFound)) co_return secret.error();
+  if (!secret && !secret.error().is(kube::ErrorKind::kNotFound))
+    co_return secret.error();
 
   WebhookObservation observed;
   for (const Value& iop : iops->list["items"].GetArray())
@@ -659,9 +697,9 @@ kube::Task<api::Result<WebhooksOutcome>> WebhooksReconciler::reconcile_once() {
                                                 {"object", p.iop},
                                                 {"reason", p.reason},
                                                 {"detail", p.message}});
-    if (events_ && iop_by_key.count(p.iop) != 0)
-      events_->record(kube::reference_to(*iop_by_key[p.iop]), kube::EventType::kWarning, p.reason,
-                      "ReconcileWebhooks", p.message);
+    if (iop_by_key.count(p.iop) != 0)
+      writer_->event(kube::reference_to(*iop_by_key[p.iop]), kube::EventType::kWarning, p.reason,
+                     "ReconcileWebhooks", p.message);
   }
 
   // Apply: activations, then deactivations (the order of desired.webhooks).
@@ -671,11 +709,10 @@ kube::Task<api::Result<WebhooksOutcome>> WebhooksReconciler::reconcile_once() {
       outcome.unchanged.push_back(d.name);
       continue;
     }
-    auto applied = co_await client_->apply(kube::resources::kMutatingWebhookConfigurations,
+    auto applied = co_await writer_->apply(kube::resources::kMutatingWebhookConfigurations,
                                            d.object, config_.field_manager, true);
     if (!applied)
-      co_return api::with_context("applying mutatingwebhookconfiguration " + d.name,
-                                  applied.error());
+      co_return api::with_context("applying mutatingwebhookconfiguration " + d.name, applied.error());
     outcome.applied.push_back(d.name);
     if (applied_ != nullptr) applied_->get().Increment();
     log::info("applied webhook configuration", {{"controller", "webhooks"},
@@ -690,7 +727,7 @@ kube::Task<api::Result<WebhooksOutcome>> WebhooksReconciler::reconcile_once() {
     kube::DeleteOptions options;
     options.precondition_resource_version =
         api::string_at(*live[name], {"metadata", "resourceVersion"});
-    auto removed = co_await client_->remove(kube::resources::kMutatingWebhookConfigurations, "",
+    auto removed = co_await writer_->remove(kube::resources::kMutatingWebhookConfigurations, "",
                                             name, options);
     if (!removed && removed.error().is(kube::ErrorKind::kConflict)) {
       // Changed since it was listed (e.g. a caBundle update): the next pass decides again.

@@ -70,6 +70,8 @@
 #include "api/result.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
+#include "operator/kube/reader.hpp"
+#include "operator/kube/writer.hpp"
 #include "operator/metrics/registry.hpp"
 #include "operator/runtime/controller.hpp"
 
@@ -168,6 +170,9 @@ class WebhooksReconciler {
   WebhooksReconciler(std::shared_ptr<kube::Client> client, WebhooksConfig config,
                      metrics::Registry* registry = nullptr,
                      std::shared_ptr<kube::EventRecorder> events = nullptr);
+  // Reads through `reader`, writes and Events through `writer` (tests: test/support/fake_api.hpp).
+  WebhooksReconciler(std::shared_ptr<kube::Reader> reader, std::shared_ptr<kube::Writer> writer,
+                     WebhooksConfig config, metrics::Registry* registry = nullptr);
 
   // One pass over every configuration; the outcome, or an error (transient ones included).
   kube::Task<api::Result<WebhooksOutcome>> reconcile_once();
@@ -178,9 +183,9 @@ class WebhooksReconciler {
   const WebhooksConfig& config() const { return config_; }
 
  private:
-  std::shared_ptr<kube::Client> client_;
+  std::shared_ptr<kube::Reader> reader_;
+  std::shared_ptr<kube::Writer> writer_;
   WebhooksConfig config_;
-  std::shared_ptr<kube::EventRecorder> events_;
   metrics::Family<metrics::Counter>* applied_ = nullptr;
   metrics::Family<metrics::Counter>* pruned_ = nullptr;
   WebhookRenderCache cache_;

@@ -38,6 +38,11 @@ class RealTimer final : public Timer {
 
 }  // namespace
 
+Clock& steady_clock() {
+  static SteadyClock clock;
+  return clock;
+}
+
 std::unique_ptr<Timer> SteadyClock::make_timer(asio::any_io_executor executor) {
   return std::make_unique<RealTimer>(std::move(executor));
 }

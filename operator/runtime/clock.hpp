@@ -58,6 +58,9 @@ class SteadyClock final : public Clock {
   std::unique_ptr<Timer> make_timer(boost::asio::any_io_executor executor) override;
 };
 
+// The process's real clock, for objects given none (a reconciler built without a clock).
+Clock& steady_clock();
+
 // A clock that only moves when advance() is called. Timers it makes complete (on their
 // executor) once advance() passes their deadline.
 class ManualClock final : public Clock {

@@ -11,6 +11,7 @@
 #include "api/json.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/metrics/registry.hpp"
+#include "operator/runtime/clock.hpp"
 #include "reconcilers/certificates.hpp"
 #include "test/e2e/reconcilers/e2e_support.hpp"
 
@@ -96,7 +97,8 @@ TEST_F(CertificatesE2e, CreatesSecretAndPublishesBundleToManagedWebhooksOnly) {
   create_webhook("certs-e2e-foreign-" + suffix_, false);
   metrics::Registry registry;
   const certs::TimePoint t0 = certs::Clock::now();
-  CertificatesReconciler r(client_, config_, &registry, nullptr, [&] { return t0; });
+  runtime::ManualClock clock(t0);
+  CertificatesReconciler r(client_, config_, &registry, nullptr, &clock);
 
   auto first = run(r.reconcile_once());
   ASSERT_TRUE(first) << first.message();
@@ -134,7 +136,8 @@ TEST_F(CertificatesE2e, CorruptedCaBundleIsRepaired) {
   std::string name = "certs-e2e-corrupt-" + suffix_;
   create_webhook(name, true);
   const certs::TimePoint t0 = certs::Clock::now();
-  CertificatesReconciler r(client_, config_, nullptr, nullptr, [&] { return t0; });
+  runtime::ManualClock clock(t0);
+  CertificatesReconciler r(client_, config_, nullptr, nullptr, &clock);
   ASSERT_TRUE(run(r.reconcile_once()).ok());
   std::string good = bundle_of(get_webhook(name), 0);
 
@@ -154,17 +157,18 @@ TEST_F(CertificatesE2e, CorruptedCaBundleIsRepaired) {
 TEST_F(CertificatesE2e, CaRotationPublishesNewCaBeforeSwitchingServingCertificate) {
   std::string name = "certs-e2e-rotate-" + suffix_;
   create_webhook(name, true);
-  certs::TimePoint now = certs::Clock::now();
+  runtime::ManualClock clock(certs::Clock::now());
+  auto now = [&clock] { return clock.wall_now(); };
   config_.ca_lifetime = 24h * 30;
   config_.serving_lifetime = 24h * 30;
-  CertificatesReconciler r(client_, config_, nullptr, nullptr, [&] { return now; });
+  CertificatesReconciler r(client_, config_, nullptr, nullptr, &clock);
   ASSERT_TRUE(run(r.reconcile_once()).ok());
   std::string old_ca = secret_key("ca.crt");
   std::string old_serving = secret_key("tls.crt");
 
   // Past 2/3 of the CA's (and the serving certificate's) lifetime: a new CA, a bundle with
   // both CAs published to the webhook configuration, a serving certificate from the new CA.
-  now += 24h * 21;
+  clock.advance(24h * 21);
   auto rotated = run(r.reconcile_once());
   ASSERT_TRUE(rotated) << rotated.message();
   EXPECT_TRUE(rotated->ca_rotated);
@@ -178,13 +182,13 @@ TEST_F(CertificatesE2e, CaRotationPublishesNewCaBeforeSwitchingServingCertificat
   std::string published = bundle_of(get_webhook(name), 0);
   std::string serving = secret_key("tls.crt");
   EXPECT_NE(serving, old_serving);
-  EXPECT_TRUE(certs::verify(serving, new_ca, now).ok());
+  EXPECT_TRUE(certs::verify(serving, new_ca, now()).ok());
   // The overlap: webhook replicas still serving the old certificate are trusted too.
-  EXPECT_TRUE(certs::verify(serving, published, now).ok());
-  EXPECT_TRUE(certs::verify(old_serving, published, now).ok());
+  EXPECT_TRUE(certs::verify(serving, published, now()).ok());
+  EXPECT_TRUE(certs::verify(old_serving, published, now()).ok());
 
   // Once the old CA has expired it leaves the bundle.
-  now += 24h * 10;
+  clock.advance(24h * 10);
   auto later = run(r.reconcile_once());
   ASSERT_TRUE(later) << later.message();
   EXPECT_FALSE(later->ca_rotated);
