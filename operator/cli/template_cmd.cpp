@@ -59,12 +59,12 @@ int render(const RenderOptions& opts, Context& ctx) {
     name = name.substr(slash + 1);
   auto tmpl = te::Template::parse(name, text);
   if (!tmpl.ok()) {
-    ctx.err << tmpl.error() << '\n';
+    ctx.err << tmpl.message() << '\n';
     return kExitError;
   }
   auto out = (*tmpl)->execute(data);
   if (!out.ok()) {
-    ctx.err << out.error() << '\n';
+    ctx.err << out.message() << '\n';
     return kExitError;
   }
   ctx.out << *out;

@@ -201,7 +201,7 @@ const template_engine::FunctionMap& helm_functions() {
     });
     fm.add("fromJson", {{kStr}}, [](Args a) -> Result<Value> {
       auto v = template_engine::funcs::parse_json_value(a[0].as_string());
-      if (!v) return error_map(v.error());
+      if (!v) return error_map(v.message());
       if (v->is_nil()) return Value::map(std::make_shared<Map>());
       if (v->kind() != Kind::kMap)
         return error_map("json: cannot unmarshal " + go_json_kind(*v) +
@@ -210,7 +210,7 @@ const template_engine::FunctionMap& helm_functions() {
     });
     fm.add("fromJsonArray", {{kStr}}, [](Args a) -> Result<Value> {
       auto v = template_engine::funcs::parse_json_value(a[0].as_string());
-      if (!v) return error_list(v.error());
+      if (!v) return error_list(v.message());
       if (v->is_nil()) return Value::list(std::make_shared<List>());
       if (v->kind() != Kind::kList)
         return error_list("json: cannot unmarshal " + go_json_kind(*v) +

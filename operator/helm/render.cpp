@@ -205,7 +205,7 @@ api::Result<Rendered> render(const Chart& chart, const Value& overrides,
     b->group = saved;
     if (!out.ok())
       return template_engine::fail("error during tpl function execution for " +
-                                   template_engine::go_quote(text) + ": " + out.error());
+                                   template_engine::go_quote(text) + ": " + out.message());
     std::string s = std::move(out).value();
     replace_all(s, "<no value>", "");
     return Value::string(std::move(s));
@@ -239,7 +239,7 @@ api::Result<Rendered> render(const Chart& chart, const Value& overrides,
       continue;
     }
     auto text = group.execute_template(k, Value::map(data));
-    if (!text.ok()) return api::Error{exec_error(k, text.error())};
+    if (!text.ok()) return api::Error{exec_error(k, text.message())};
     std::string s = std::move(text).value();
     replace_all(s, "<no value>", "");
     out.templates[k] = std::move(s);

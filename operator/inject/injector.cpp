@@ -144,7 +144,7 @@ api::Result<std::shared_ptr<const api::Value>> render(const Snapshot& s, const t
                                                       const te::Value& data, std::string_view name,
                                                       std::string_view ns) {
   auto out = t.execute(data, s.template_limits);
-  if (!out) return api::Error{out.error()};
+  if (!out) return out.error();
   if (auto hit = s.render_cache.find(ns, *out)) return hit;
   auto doc = api::yaml_to_json(*out);
   if (!doc)

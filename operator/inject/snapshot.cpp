@@ -140,7 +140,7 @@ api::Status parse_config(std::string_view text, Snapshot& s) {
         return error_at("config", field, expected("string", m.value));
       std::string_view source = m.value.IsString() ? api::string_view_of(m.value) : "";
       auto parsed = te::Template::parse("inject", source, functions);
-      if (!parsed) return error_at("config", field, parsed.error());
+      if (!parsed) return error_at("config", field, parsed.message());
       s.templates[name] = *parsed;
       if (template_may_call_nondeterministic(source)) s.deterministic = false;
     }

@@ -321,7 +321,7 @@ api::Result<GoValue> go_deep_clone(const GoValue& v) {
   std::string text;
   if (!tf::append_json(text, v, tf::JsonOptions{})) return Error{"value cannot be written as JSON"};
   auto r = tf::parse_json_value(text);
-  if (!r.ok()) return Error{r.error()};
+  if (!r.ok()) return r.error();
   return r.value();
 }
 

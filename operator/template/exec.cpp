@@ -600,7 +600,7 @@ class State {
     Result<Value> r = fn.call(Args(argv.data(), argv.size()));
     if (!r.ok()) {
       at(node);
-      errorf("error calling " + name + ": " + r.error());
+      errorf("error calling " + name + ": " + r.message());
     }
     return std::move(r).value();
   }
@@ -669,7 +669,7 @@ class State {
     }();
     if (!r.ok()) {
       at(node);
-      errorf("error calling " + name + ": " + r.error());
+      errorf("error calling " + name + ": " + r.message());
     }
     return std::move(r).value();
   }

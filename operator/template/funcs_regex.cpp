@@ -47,7 +47,7 @@ std::string regexp_quote(std::string_view s) {
 Result<GoRegexp> compile(std::string_view pattern, bool must) {
   auto r = GoRegexp::compile(pattern);
   if (r || must) return r;
-  return fail("regexp: Compile(" + regexp_quote(pattern) + "): " + r.error());
+  return fail("regexp: Compile(" + regexp_quote(pattern) + "): " + r.message());
 }
 
 // Go's []string result: nil when empty (FindAllString), else the strings.

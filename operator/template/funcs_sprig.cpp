@@ -889,7 +889,7 @@ void add_sprig_functions(FunctionMap& fm) {
          [](Args a) -> Result<Value> { return str(b64_encode(a[0].as_string())); });
   fm.add("b64dec", fixed({kStr}), [](Args a) -> Result<Value> {
     auto r = b64_decode(a[0].as_string());
-    return str(r ? *r : r.error());
+    return str(r ? *r : r.message());
   });
   fm.add("sha256sum", fixed({kStr}),
          [](Args a) -> Result<Value> { return str(Sha256::hex_digest(a[0].as_string())); });

@@ -403,7 +403,7 @@ Result<PKey> rsa2048() {
 
 Result<PKey> pem_key(std::string_view text) {
   auto k = parse_private_key(text);
-  if (!k) return fail("parsing private key: " + k.error());
+  if (!k) return fail("parsing private key: " + k.message());
   return k;
 }
 
@@ -433,7 +433,7 @@ Result<Value> signed_by(std::string_view cn, const Value& ips, const Value& dns,
   if (!signer_cert)
     return fail("error parsing certificate: decodedSignerCert.Bytes: x509: malformed certificate");
   auto signer_key = parse_private_key(cao->key());
-  if (!signer_key) return fail("error parsing private key: " + signer_key.error());
+  if (!signer_key) return fail("error parsing private key: " + signer_key.message());
   auto t = base_template(cn, ips, dns, days);
   if (!t) return fail(t.error());
   return cert_and_key(*t, key, signer_cert.get(), signer_key->get());
@@ -502,7 +502,7 @@ void add_sprig_cert_functions(FunctionMap& fm) {
     if (!c)
       return fail("error parsing certificate: decodedCert.Bytes: x509: malformed certificate");
     auto k = parse_private_key(*key_text);
-    if (!k) return fail("error parsing private key: " + k.error());
+    if (!k) return fail("error parsing private key: " + k.message());
     return Value::object(std::make_shared<CertificateObject>(*cert_text, *key_text));
   });
 }

@@ -215,18 +215,18 @@ Result<Url> parse_url(std::string_view raw) {
           authority = authority.substr(0, i);
         }
         auto ok = parse_authority(u, authority);
-        if (!ok) return wrap(u_text, ok.error());
+        if (!ok) return wrap(u_text, ok.message());
       } else if (!u.scheme.empty() && rest.starts_with("/")) {
         u.omit_host = true;
       }
       auto p = unescape(rest, Mode::kPath);
-      if (!p) return wrap(u_text, p.error());
+      if (!p) return wrap(u_text, p.message());
       u.path = *p;
     }
   }
   if (hash != std::string_view::npos) {
     auto f = unescape(raw.substr(hash + 1), Mode::kFragment);
-    if (!f) return wrap(raw, f.error());
+    if (!f) return wrap(raw, f.message());
     u.fragment = *f;
   }
   return u;
@@ -269,7 +269,7 @@ std::string hostname(std::string_view host) {
 void add_sprig_url_functions(FunctionMap& fm) {
   fm.add("urlParse", fixed({kStr}), [](Args a) -> Result<Value> {
     auto u = parse_url(a[0].as_string());
-    if (!u) return fail("unable to parse url: " + u.error());
+    if (!u) return fail("unable to parse url: " + u.message());
     auto m = std::make_shared<Map>();
     m->set("scheme", str(u->scheme));
     m->set("host", str(u->host));
@@ -308,7 +308,7 @@ void add_sprig_url_functions(FunctionMap& fm) {
     if (!info) return fail(info.error());
     if (!info->empty()) {
       auto tmp = parse_url("proto://" + *info + "@host");
-      if (!tmp) return fail("unable to parse userinfo in dict: " + tmp.error());
+      if (!tmp) return fail("unable to parse userinfo in dict: " + tmp.message());
       u.has_user = tmp->has_user;
       u.has_password = tmp->has_password;
       u.username = tmp->username;

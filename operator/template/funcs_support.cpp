@@ -815,7 +815,7 @@ class JsonReader {
         ++pos_;
         return out;
       }
-      if (c < 0x20) return fail(std::string(error("in string literal").message));
+      if (c < 0x20) return error("in string literal");
       if (c == '\\') {
         if (++pos_ >= s_.size()) return fail("unexpected end of JSON input");
         char e = s_[pos_++];
@@ -871,7 +871,7 @@ class JsonReader {
           }
           default:
             --pos_;
-            return fail(std::string(error("in string escape code").message));
+            return error("in string escape code");
         }
         continue;
       }

@@ -78,7 +78,7 @@ TemplateGroup& TemplateGroup::operator=(const TemplateGroup& o) {
 
 std::optional<std::string> TemplateGroup::add(std::string name, std::string_view text) {
   auto set = detail::parse_set(std::move(name), text, state_->funcs);
-  if (!set.ok()) return set.error();
+  if (!set.ok()) return set.message();
   std::shared_ptr<const detail::TemplateSet> shared = std::move(set).value();
   for (const auto& [n, root] : shared->trees) {
     auto it = state_->index.find(n);

@@ -1,7 +1,7 @@
 // A parsed Go text/template, executable many times and from many threads at once.
 //
 //   auto t = Template::parse("inject", text);              // sprig + Istio functions
-//   if (!t) { report(t.error()); }                          // "template: inject:3: ..."
+//   if (!t) { report(t.message()); }                        // "template: inject:3: ..."
 //   Result<std::string> out = (*t)->execute(data);          // data: a Value (see data.hpp)
 //
 // Semantics are Go's text/template with Option("missingkey=default"): the whole language

@@ -41,6 +41,8 @@
 #include <utility>
 #include <vector>
 
+#include "api/result.hpp"
+
 namespace meshop::template_engine {
 
 enum class Kind : std::uint8_t {
@@ -69,41 +71,25 @@ class Map;
 class StringMap;
 class Object;
 
-// The outcome of a template function or method: a value, or an error message (without
-// the "error calling f: " prefix, which the executor adds as Go does).
+// The outcome of a template function or method: a value, or an error whose message has no
+// "error calling f: " prefix (the executor adds it as Go does). meshop's one Result type.
 template <class T>
-class Result {
- public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
-  static Result failure(std::string message) {
-    Result r;
-    r.error_ = std::move(message);
-    return r;
-  }
-  bool ok() const { return !error_.has_value(); }
-  explicit operator bool() const { return ok(); }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  const T& operator*() const& { return *value_; }
-  const T* operator->() const { return &*value_; }
-  const std::string& error() const { return *error_; }
+using Result = api::Result<T>;
 
- private:
-  Result() = default;
-  std::optional<T> value_;
-  std::optional<std::string> error_;
-};
-
-// Shorthand for `return fail("...")` inside functions returning Result<Value>.
+// Shorthand for `return fail("...")` (or `fail(other.error())`) inside functions returning
+// Result<T> for any T.
 struct Failure {
-  std::string message;
+  api::Error error;
   template <class T>
   operator Result<T>() && {  // NOLINT: implicit by design
-    return Result<T>::failure(std::move(message));
+    return std::move(error);
   }
 };
 inline Failure fail(std::string message) {
-  return Failure{std::move(message)};
+  return Failure{api::Error{std::move(message)}};
+}
+inline Failure fail(api::Error error) {
+  return Failure{std::move(error)};
 }
 
 class Value {

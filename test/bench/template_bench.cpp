@@ -45,12 +45,12 @@ const Inputs& inputs() {
     std::string text = read_file("MESHOP_BENCH_TEMPLATE");
     auto data = meshop::template_engine::funcs::parse_json_value(read_file("MESHOP_BENCH_DATA"));
     if (!data) {
-      std::cerr << "bad data: " << data.error() << "\n";
+      std::cerr << "bad data: " << data.message() << "\n";
       std::exit(2);
     }
     auto t = Template::parse("inject", text);
     if (!t) {
-      std::cerr << t.error() << "\n";
+      std::cerr << t.message() << "\n";
       std::exit(2);
     }
     return Inputs{*t, *data};
@@ -66,7 +66,7 @@ void BM_RenderSidecar(benchmark::State& state) {
   for (auto _ : state) {
     auto out = in.tmpl->execute(in.data);
     if (!out) {
-      state.SkipWithError(out.error().c_str());
+      state.SkipWithError(out.message().c_str());
       return;
     }
     bytes = out->size();

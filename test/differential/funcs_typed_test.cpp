@@ -41,9 +41,9 @@ class FakeObject : public Object {
 
 std::string render(std::string_view text, const Value& data) {
   auto t = Template::parse("t", text);
-  if (!t) return "PARSE ERROR: " + t.error();
+  if (!t) return "PARSE ERROR: " + t.message();
   auto r = (*t)->execute(data);
-  if (!r) return "EXEC ERROR: " + r.error();
+  if (!r) return "EXEC ERROR: " + r.message();
   return *r;
 }
 

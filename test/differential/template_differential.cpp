@@ -176,12 +176,12 @@ int render_only(const char* cases_path, const char* out_path) {
     std::string got, err;
     auto t = Template::parse(tname.empty() ? "t" : tname, str_member(d, "template"));
     if (!t) {
-      err = t.error();
+      err = t.message();
     } else if (auto r = (*t)->execute(data)) {
       ok = true;
       got = *r;
     } else {
-      err = r.error();
+      err = r.message();
     }
     rapidjson::StringBuffer buf;
     rapidjson::Writer<rapidjson::StringBuffer> w(buf);
@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
     namespace gt = meshop::template_engine::go_time;
     auto t = gt::parse_in_location("2006-01-02T15:04:05.999999999Z07:00", now, gt::utc());
     if (!t) {
-      std::cerr << "MESHOP_TEMPLATE_TEST_NOW: " << t.error() << "\n";
+      std::cerr << "MESHOP_TEMPLATE_TEST_NOW: " << t.message() << "\n";
       return 2;
     }
     gt::Time local = *t;
@@ -338,14 +338,14 @@ int main(int argc, char** argv) {
     std::string got, err;
     auto t = Template::parse(tname, text);
     if (!t) {
-      err = t.error();
+      err = t.message();
     } else {
       auto r = (*t)->execute(data);
       if (r) {
         ok = true;
         got = *r;
       } else {
-        err = r.error();
+        err = r.message();
       }
     }
     const Expect& want = ex->second;

@@ -57,7 +57,7 @@ TEST(TemplateGroup, ErrorsNameTheFileAndPositionOfTheFailingNode) {
   ASSERT_FALSE(g.add("m.yaml", "line1\n{{template \"d\" 1}}"));
   auto r = g.execute_template("m.yaml", Value());
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error(),
+  EXPECT_EQ(r.message(),
             "template: h.tpl:2:6: executing \"d\" at <.a.b>: can't evaluate field a in type int");
   auto missing = g.add("bad.yaml", "{{ nosuchfunc }}");
   ASSERT_TRUE(missing.has_value());

@@ -90,7 +90,7 @@ std::string proto_to_json(const template_engine::Value& pc) {
   auto root = std::make_shared<template_engine::Map>();
   root->set("ProxyConfig", pc);
   auto out = (*t)->execute(template_engine::Value::map(root));
-  return out.ok() ? *out : "ERROR: " + out.error();
+  return out.ok() ? *out : "ERROR: " + out.message();
 }
 
 TEST(MeshGolden, ProtoToJsonMatchesUpstreamProxyConfigEnv) {

@@ -49,9 +49,9 @@ Value data(std::shared_ptr<const MeshConfig> mesh, std::shared_ptr<const ProxyCo
 
 std::string render(std::string_view text, const Value& d) {
   auto t = Template::parse("t", text, functions());
-  if (!t.ok()) return "PARSE ERROR: " + t.error();
+  if (!t.ok()) return "PARSE ERROR: " + t.message();
   auto out = (*t)->execute(d);
-  if (!out.ok()) return "ERROR: " + out.error();
+  if (!out.ok()) return "ERROR: " + out.message();
   return *out;
 }
 
@@ -405,7 +405,7 @@ TEST(MeshTemplate, UpstreamTemplatesParse) {
                                 "grpc-agent.yaml", "waypoint.yaml", "kube-gateway.yaml"}) {
     auto t =
         Template::parse("inject", test_support::read_file((files / name).string()), functions());
-    EXPECT_TRUE(t.ok()) << name << ": " << (t.ok() ? "" : t.error());
+    EXPECT_TRUE(t.ok()) << name << ": " << (t.ok() ? "" : t.message());
   }
 }
 

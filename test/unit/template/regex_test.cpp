@@ -47,14 +47,14 @@ TEST(RegexFunctions, MillionCharacterInputDoesNotOverflow) {
 TEST(GoRegexp, ErrorsAreGosTexts) {
   auto r = GoRegexp::compile("(a");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error(), "error parsing regexp: missing closing ): `(a`");
+  EXPECT_EQ(r.message(), "error parsing regexp: missing closing ): `(a`");
   r = GoRegexp::compile("a**");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error(), "error parsing regexp: invalid nested repetition operator: `**`");
+  EXPECT_EQ(r.message(), "error parsing regexp: invalid nested repetition operator: `**`");
   // The first error from the left wins, also over the ones the named-group scan finds.
   r = GoRegexp::compile(R"(\8(?P<a-b>x))");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error(), "error parsing regexp: invalid escape sequence: `\\8`");
+  EXPECT_EQ(r.message(), "error parsing regexp: invalid escape sequence: `\\8`");
 }
 
 TEST(GoRegexp, DeepNestingIsAnErrorOrLinearNeverACrash) {
@@ -63,7 +63,7 @@ TEST(GoRegexp, DeepNestingIsAnErrorOrLinearNeverACrash) {
   captures += std::string(1000, ')');
   auto r = GoRegexp::compile(captures);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error(), "error parsing regexp: expression nests too deeply: `" + captures + "`");
+  EXPECT_EQ(r.message(), "error parsing regexp: expression nests too deeply: `" + captures + "`");
 
   std::string groups;
   for (int i = 0; i < 20000; ++i)
@@ -71,13 +71,13 @@ TEST(GoRegexp, DeepNestingIsAnErrorOrLinearNeverACrash) {
   groups += 'a';
   groups += std::string(20000, ')');
   auto g = GoRegexp::compile(groups);
-  ASSERT_TRUE(g) << g.error();
+  ASSERT_TRUE(g) << g.message();
   EXPECT_TRUE(g->match("xa"));
 }
 
 TEST(GoRegexp, DuplicateNamesAsInGo) {
   auto r = GoRegexp::compile("(?P<v>x)|(?<v>y)");
-  ASSERT_TRUE(r) << r.error();
+  ASSERT_TRUE(r) << r.message();
   EXPECT_EQ(r->replace_all("xyz", "<$v>"), "<x><y>z");
 }
 

@@ -358,12 +358,12 @@ TEST(TemplateLimits, StepAndOutputLimitsStopRunawayTemplates) {
   steps.max_steps = 1000;
   auto r = (*t)->execute(Value(), steps);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().find("exceeded the limit of 1000 steps"), std::string::npos) << r.error();
+  EXPECT_NE(r.message().find("exceeded the limit of 1000 steps"), std::string::npos) << r.message();
   ExecOptions bytes;
   bytes.max_output_bytes = 100;
   r = (*t)->execute(Value(), bytes);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().find("output exceeded the limit of 100 bytes"), std::string::npos);
+  EXPECT_NE(r.message().find("output exceeded the limit of 100 bytes"), std::string::npos);
 }
 
 TEST(TemplateLimits, TimeLimitStopsATemplateWhoseStepsAreSlow) {
@@ -374,15 +374,15 @@ TEST(TemplateLimits, TimeLimitStopsATemplateWhoseStepsAreSlow) {
     return Value::integer(0);
   });
   auto t = Template::parse("t", "{{range 1000000}}{{nap}}{{end}}", fm);
-  ASSERT_TRUE(t.ok()) << t.error();
+  ASSERT_TRUE(t.ok()) << t.message();
   ExecOptions timed;
   timed.max_duration = std::chrono::milliseconds(20);
   auto r = (*t)->execute(Value(), timed);
   ASSERT_FALSE(r.ok());
   // Named at the node reached when the clock was read: the action or its command.
-  EXPECT_THAT(r.error(), ::testing::StartsWith("template: t:1:1"));
-  EXPECT_THAT(r.error(), ::testing::HasSubstr("executing \"t\" at <"));
-  EXPECT_THAT(r.error(), ::testing::EndsWith(": execution exceeded the time limit of 20ms"));
+  EXPECT_THAT(r.message(), ::testing::StartsWith("template: t:1:1"));
+  EXPECT_THAT(r.message(), ::testing::HasSubstr("executing \"t\" at <"));
+  EXPECT_THAT(r.message(), ::testing::EndsWith(": execution exceeded the time limit of 20ms"));
   // The bounds the injection engine uses are all set.
   constexpr ExecOptions untrusted = ExecOptions::untrusted();
   EXPECT_GT(untrusted.max_steps, 0u);
@@ -417,7 +417,7 @@ TEST(TemplateSet, NamesAndExecuteTemplate) {
   EXPECT_EQ(*a, "A1");
   auto none = (*t)->execute_template("zz", Value());
   ASSERT_FALSE(none.ok());
-  EXPECT_EQ(none.error(), "template: no template \"zz\" associated with template \"main\"");
+  EXPECT_EQ(none.message(), "template: no template \"zz\" associated with template \"main\"");
 }
 
 TEST(TemplateConcurrency, OneTemplateExecutesOnManyThreadsAtOnce) {
@@ -431,7 +431,7 @@ TEST(TemplateConcurrency, OneTemplateExecutesOnManyThreadsAtOnce) {
   Value good = json_data(R"({"m": {"k": 1, "j": "v"}, "l": [1, "x"], "fl": 1.5, "a": {}})");
   auto expected_ok = (*t)->execute(good);
   auto expected_err = (*t)->execute(data);
-  ASSERT_TRUE(expected_ok.ok()) << expected_ok.error();
+  ASSERT_TRUE(expected_ok.ok()) << expected_ok.message();
   ASSERT_FALSE(expected_err.ok());
   std::vector<std::thread> threads;
   std::vector<int> mismatches(4, 0);
@@ -440,7 +440,7 @@ TEST(TemplateConcurrency, OneTemplateExecutesOnManyThreadsAtOnce) {
       for (int n = 0; n < 500; ++n) {
         auto ok = (*t)->execute(good);
         auto err = (*t)->execute(data);
-        if (!ok.ok() || *ok != *expected_ok || err.ok() || err.error() != expected_err.error())
+        if (!ok.ok() || *ok != *expected_ok || err.ok() || err.message() != expected_err.message())
           ++mismatches[static_cast<std::size_t>(i)];
       }
     });
@@ -464,9 +464,9 @@ TEST(TemplateLifetime, LiteralStoredIntoDataOutlivesTheTemplate) {
   {
     auto t = Template::parse("t", R"({{ $_ := set .m "k" "a literal string, long enough" }})",
                              default_functions());
-    ASSERT_TRUE(t.ok()) << t.error();
+    ASSERT_TRUE(t.ok()) << t.message();
     auto out = (*t)->execute(data);
-    ASSERT_TRUE(out.ok()) << out.error();
+    ASSERT_TRUE(out.ok()) << out.message();
   }  // the only reference to the parsed template is gone here
   std::vector<std::string> churn(64, std::string(64, 'x'));  // reuse freed memory if any
   const Value* m = data.as_map()->find("m");

@@ -23,9 +23,9 @@ inline Value json_data(std::string_view json) {
 inline std::string render_with(const FunctionMap& fm, std::string_view tmpl, const Value& data,
                                const std::string& name = "t") {
   auto t = Template::parse(name, tmpl, fm);
-  if (!t.ok()) return "ERR " + t.error();
+  if (!t.ok()) return "ERR " + t.message();
   auto out = (*t)->execute(data);
-  if (!out.ok()) return "ERR " + out.error();
+  if (!out.ok()) return "ERR " + out.message();
   return "OK " + *out;
 }
 
