@@ -109,6 +109,8 @@ class ReusableYaml {
   std::size_t reusable_lines() const { return slots_.size(); }
   // Memory held (text, document, line tables), for callers that bound a cache of these.
   std::size_t bytes() const;
+  // Of which the document uses (its strings and values).
+  std::size_t document_bytes() const { return pool_.Size(); }
 
   ReusableYaml(const ReusableYaml&) = delete;
   ReusableYaml& operator=(const ReusableYaml&) = delete;

@@ -1,5 +1,7 @@
 #include "operator/inject/render_cache.hpp"
 
+#include <cstring>
+
 namespace meshop::inject {
 
 std::string RenderCache::key_of(std::string_view ns, std::string_view name, std::size_t lines) {
@@ -17,18 +19,27 @@ std::shared_ptr<const api::Value> RenderCache::find(std::string_view ns, std::st
                                                     std::string_view text) const {
   if (max_entries_ == 0) return nullptr;
   std::size_t lines = 1;
-  for (char c : text)
-    lines += c == '\n' ? 1 : 0;
+  for (const char* p = text.data(); const void* nl = std::memchr(p, '\n', text.end() - p);) {
+    ++lines;
+    p = static_cast<const char*>(nl) + 1;
+  }
   std::string key = key_of(ns, name, lines);
   std::vector<Entry> candidates;
   {
     std::lock_guard lock(mutex_);
     if (auto it = entries_.find(key); it != entries_.end()) candidates = it->second;
   }
-  std::shared_ptr<api::Document> fresh;
+  // A re-read document in one pool chunk about the size of the kept one (a document's
+  // default 64 KiB first chunk costs more to allocate and free).
+  struct Fresh {
+    explicit Fresh(std::size_t chunk) : pool(chunk), doc(&pool) {}
+    api::Allocator pool;
+    api::Document doc;
+  };
+  std::shared_ptr<Fresh> fresh;
   for (const Entry& e : candidates) {
-    if (!fresh) fresh = std::make_shared<api::Document>();
-    switch (e->reread(text, *fresh)) {
+    if (!fresh) fresh = std::make_shared<Fresh>(e->document_bytes() + 1024);
+    switch (e->reread(text, fresh->doc)) {
       case api::ReusableYaml::Reread::kSame: {
         std::lock_guard lock(mutex_);
         ++hits_;
@@ -37,7 +48,7 @@ std::shared_ptr<const api::Value> RenderCache::find(std::string_view ns, std::st
       case api::ReusableYaml::Reread::kChanged: {
         std::lock_guard lock(mutex_);
         ++rereads_;
-        return fresh;
+        return std::shared_ptr<const api::Value>(fresh, &fresh->doc);
       }
       case api::ReusableYaml::Reread::kNotReusable:
         break;
