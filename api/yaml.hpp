@@ -44,6 +44,9 @@
 // Thread-safe: no shared state.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +71,68 @@ Result<std::vector<Document>> yaml_stream_to_json(std::string_view yaml,
 
 // YAML text for a JSON value, as sigs.k8s.io/yaml.Marshal writes it (ends with a newline).
 std::string json_to_yaml(const Value& value);
+
+// A text read once by yaml_to_json, kept with what is needed to read a similar text again
+// cheaply: an injection template renders nearly the same text for every pod (the pod's name
+// in two env values, its labels in a few more), and reading only the lines that changed is
+// several times cheaper than reading the whole text (issue 16).
+//
+// reread(other) answers exactly yaml_to_json(other), or declines. It reuses this parse when the
+// two texts have the same number of lines and every line that differs holds, in both texts, a
+// block collection's one-line scalar value (`key: value`, `- value`, plain or quoted, as the
+// fast reader reads them) after the same bytes: the text before such a value is the same, so
+// everything before it parses the same; the value ends on its line, so everything after it
+// parses the same too; only that value changes, and it is read and typed as yaml_to_json types
+// it. Anything else declines: another line differs, the new value would not end on its line
+// (a block scalar, a flow collection, a compact mapping, nothing), the text is not in the fast
+// reader's subset, the document has merge keys or duplicate keys (its members do not follow
+// its lines one for one), or the new value is NaN or infinite (yaml_to_json's error).
+//
+// Immutable after read(); reread() may run from any number of threads at once.
+class ReusableYaml {
+ public:
+  // `text` as yaml_to_json reads it (the same document, or its error). A text outside the fast
+  // reader's subset is kept too, and only equal texts reuse it.
+  static Result<std::shared_ptr<const ReusableYaml>> read(std::string_view text);
+
+  enum class Reread {
+    kSame,         // `text` is this text: document() is its parse
+    kChanged,      // `out` is yaml_to_json(text)
+    kNotReusable,  // `out` is unspecified: call yaml_to_json
+  };
+  Reread reread(std::string_view text, Document& out) const;
+
+  std::string_view text() const { return text_; }
+  const Value& document() const { return doc_; }
+  std::size_t line_count() const { return line_starts_.size(); }
+  // Lines whose value reread() can take from another text.
+  std::size_t reusable_lines() const { return slots_.size(); }
+  // Memory held (text, document, line tables), for callers that bound a cache of these.
+  std::size_t bytes() const;
+  // Of which the document uses (its strings and values).
+  std::size_t document_bytes() const { return pool_.Size(); }
+
+  ReusableYaml(const ReusableYaml&) = delete;
+  ReusableYaml& operator=(const ReusableYaml&) = delete;
+
+ private:
+  ReusableYaml();
+  // A reusable line: where its value starts in the line, its owner's column and kind, and the
+  // value's place in the document (paths_[path_begin, path_begin + path_size): member or
+  // element indices from the root).
+  struct Slot {
+    std::uint32_t offset = 0, ind = 0;
+    bool in_mapping = false;
+    std::uint32_t path_begin = 0, path_size = 0;
+  };
+  std::string text_;
+  std::vector<std::uint32_t> line_starts_;
+  std::vector<std::int32_t> slot_of_line_;  // index into slots_, or -1
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> paths_;
+  Allocator pool_;
+  Document doc_;
+};
 
 namespace yaml_detail {
 

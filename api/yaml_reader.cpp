@@ -448,6 +448,16 @@ bool find_non_finite(const Value& v, std::string& pointer, double& value) {
   return false;
 }
 
+// A scalar value the fast reader read alone on the rest of its line (`key: value`, `- value`):
+// `start` is where the value began (the byte after the key's colon or the entry's dash), `ind`
+// and `in_mapping` the column and kind of the block collection that owns it, `node` its node.
+struct ScalarSlot {
+  std::size_t start = 0;
+  std::size_t ind = 0;
+  bool in_mapping = false;
+  std::uint32_t node = 0;
+};
+
 // A reader for the block-style subset of YAML that templates render and people write by hand:
 // block mappings and sequences (indentless ones too), single-line plain, single- and
 // double-quoted scalars, literal block scalars (`|`, `|-`, `|+`), flow mappings and sequences
@@ -461,7 +471,9 @@ bool find_non_finite(const Value& v, std::string& pointer, double& value) {
 // upstream Istio's YAML files, and the YAML fuzzer).
 class FastReader {
  public:
-  FastReader(std::string_view text, std::vector<Node>& nodes) : t_(text), nodes_(nodes) {}
+  FastReader(std::string_view text, std::vector<Node>& nodes,
+             std::vector<ScalarSlot>* slots = nullptr)
+      : t_(text), nodes_(nodes), slots_(slots) {}
 
   bool run() {
     if (!acceptable_text()) return false;
@@ -478,6 +490,21 @@ class FastReader {
     }
     if (!ok) return false;
     return !skip_to_content();  // nothing may follow the root collection
+  }
+
+  // Reads the value of a block collection that starts at `slot.start` as run() would have read
+  // it at that point (the text before it being the same), after the nodes already there (the
+  // first is the parent). True when it is a single scalar that ends on its line: the one node
+  // added. The caller checks the line is acceptable_text().
+  bool one_line_scalar(const ScalarSlot& slot) {
+    p_ = slot.start;
+    if (rest_of_line_empty()) return false;  // the value is on the next lines, or null
+    p_ = slot.start;
+    std::size_t before = nodes_.size();
+    if (!value(slot.ind, 0, slot.in_mapping)) return false;
+    if (nodes_.size() != before + 1 || nodes_.back().kind != Node::kScalar) return false;
+    std::size_t eol = t_.find('\n', slot.start);
+    return p_ == (eol == std::string_view::npos ? t_.size() : eol);
   }
 
  private:
@@ -787,7 +814,7 @@ class FastReader {
       if (!quoted(s)) return false;
       if (!in_mapping && peek() == ':') return false;  // `- "k": v`: a compact mapping
       scalar(parent, false, std::move(s));
-      return rest_of_line_empty();
+      return rest_of_line_empty() && note_slot(save, ind, in_mapping);
     }
     if (c == '{' || c == '[') {
       if (!flow_node(parent)) return false;
@@ -803,7 +830,16 @@ class FastReader {
     bool colon = false;
     if (!plain(false, s, colon) || colon) return false;
     scalar(parent, true, std::move(s));
-    return rest_of_line_empty();
+    return rest_of_line_empty() && note_slot(save, ind, in_mapping);
+  }
+
+  // The scalar just read, from `start` to the end of its line, is a value ReusableYaml may
+  // read again alone.
+  bool note_slot(std::size_t start, std::size_t ind, bool in_mapping) {
+    if (slots_ != nullptr)
+      slots_->push_back(
+          ScalarSlot{start, ind, in_mapping, static_cast<std::uint32_t>(nodes_.size() - 1)});
+    return true;
   }
 
   // A literal block scalar: `|`, `|-` or `|+`, content more indented than `ind`.
@@ -955,6 +991,7 @@ class FastReader {
 
   std::string_view t_;
   std::vector<Node>& nodes_;
+  std::vector<ScalarSlot>* slots_;
   std::size_t p_ = 0;
   std::size_t depth_ = 0;
 };
@@ -1270,6 +1307,207 @@ Result<Document> yaml_to_json(std::string_view yaml, const YamlReadOptions& opti
 Result<std::vector<Document>> yaml_stream_to_json(std::string_view yaml,
                                                   const YamlReadOptions& options) {
   return read_stream(yaml, options, static_cast<std::size_t>(-1));
+}
+
+}  // namespace meshop::api
+
+namespace meshop::api {
+namespace {
+
+// Pool chunks for a kept document: small, so that a kept text costs about its size.
+constexpr std::size_t kReusePoolChunk = 4096;
+
+// The place of every scalar slot's value in the document converted from `nodes`, as member or
+// element indices from the root; false when the document does not follow the tree one node
+// for one value (a merge key, or duplicate keys that collapsed into one member).
+class SlotPaths {
+ public:
+  SlotPaths(const std::vector<Node>& nodes, const std::vector<std::int32_t>& slot_of_node)
+      : nodes_(nodes), slot_of_node_(slot_of_node) {}
+
+  bool walk(std::uint32_t idx, const Value& v) {
+    const Node& n = nodes_[idx];
+    if (n.kind == Node::kScalar) {
+      std::int32_t slot = slot_of_node_[idx];
+      if (slot >= 0) found.emplace_back(slot, path_);
+      return true;
+    }
+    if (n.kind == Node::kSequence) {
+      if (!v.IsArray() || v.Size() != n.children.size()) return false;
+      for (std::uint32_t i = 0; i < n.children.size(); ++i)
+        if (!step(i, n.children[i], v[i])) return false;
+      return true;
+    }
+    if (n.kind == Node::kMapping) {
+      if (!v.IsObject() || 2 * static_cast<std::size_t>(v.MemberCount()) != n.children.size())
+        return false;
+      auto member = v.MemberBegin();
+      for (std::uint32_t i = 0; i < v.MemberCount(); ++i, ++member) {
+        const Node& key = nodes_[n.children[2 * i]];
+        if (key.kind == Node::kScalar && key.value == "<<") return false;
+        if (!step(i, n.children[2 * i + 1], member->value)) return false;
+      }
+      return true;
+    }
+    return false;
+  }
+
+  std::vector<std::pair<std::int32_t, std::vector<std::uint32_t>>> found;
+
+ private:
+  bool step(std::uint32_t index, std::uint32_t child, const Value& v) {
+    path_.push_back(index);
+    bool ok = walk(child, v);
+    path_.pop_back();
+    return ok;
+  }
+  const std::vector<Node>& nodes_;
+  const std::vector<std::int32_t>& slot_of_node_;
+  std::vector<std::uint32_t> path_;
+};
+
+// Printable ASCII without tabs, and not what acceptable_text() refuses at a line's start.
+bool acceptable_line(std::string_view line) {
+  for (char ch : line) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c >= 0x7F) return false;
+  }
+  std::string_view head = line.substr(0, 3);
+  return !(line.substr(0, 1) == "%" || head == "---" || head == "...");
+}
+
+}  // namespace
+
+ReusableYaml::ReusableYaml() : pool_(kReusePoolChunk), doc_(&pool_) {}
+
+Result<std::shared_ptr<const ReusableYaml>> ReusableYaml::read(std::string_view text) {
+  std::shared_ptr<ReusableYaml> r(new ReusableYaml());
+  r->text_.assign(text);
+  std::vector<Node> nodes;
+  std::vector<ScalarSlot> slots;
+  // Converted in a scratch document, then copied into the kept pool: the copy is sized
+  // exactly, where the conversion's growing arrays would leave most of the pool as slack.
+  Document scratch;
+  bool fast = false;
+  if (text.size() <= (1u << 24)) {
+    FastReader reader(text, nodes, &slots);
+    fast = reader.run() && !nodes.empty() && convert_document(nodes, {}, 1, scratch, nullptr);
+  }
+  if (!fast) {
+    auto doc = yaml_to_json(text);
+    if (!doc) return doc.error();
+    scratch = std::move(*doc);
+    slots.clear();
+  }
+  r->doc_.CopyFrom(scratch, r->pool_);
+  r->line_starts_.push_back(0);
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n') r->line_starts_.push_back(static_cast<std::uint32_t>(i + 1));
+  r->slot_of_line_.assign(r->line_starts_.size(), -1);
+  if (slots.empty()) return std::shared_ptr<const ReusableYaml>(std::move(r));
+
+  std::vector<std::int32_t> slot_of_node(nodes.size(), -1);
+  for (std::size_t i = 0; i < slots.size(); ++i)
+    slot_of_node[slots[i].node] = static_cast<std::int32_t>(i);
+  SlotPaths paths(nodes, slot_of_node);
+  if (!paths.walk(0, r->doc_)) return std::shared_ptr<const ReusableYaml>(std::move(r));
+  for (auto& [index, path] : paths.found) {
+    const ScalarSlot& s = slots[static_cast<std::size_t>(index)];
+    auto line = static_cast<std::size_t>(
+        std::upper_bound(r->line_starts_.begin(), r->line_starts_.end(), s.start) -
+        r->line_starts_.begin() - 1);
+    if (r->slot_of_line_[line] != -1) {
+      r->slot_of_line_[line] = -2;  // two values on one line: never reused
+      continue;
+    }
+    Slot slot;
+    slot.offset = static_cast<std::uint32_t>(s.start - r->line_starts_[line]);
+    slot.ind = static_cast<std::uint32_t>(s.ind);
+    slot.in_mapping = s.in_mapping;
+    slot.path_begin = static_cast<std::uint32_t>(r->paths_.size());
+    slot.path_size = static_cast<std::uint32_t>(path.size());
+    r->paths_.insert(r->paths_.end(), path.begin(), path.end());
+    r->slot_of_line_[line] = static_cast<std::int32_t>(r->slots_.size());
+    r->slots_.push_back(slot);
+  }
+  for (auto& s : r->slot_of_line_)
+    if (s == -2) s = -1;
+  return std::shared_ptr<const ReusableYaml>(std::move(r));
+}
+
+ReusableYaml::Reread ReusableYaml::reread(std::string_view text, Document& out) const {
+  if (text == text_) return Reread::kSame;
+  if (slots_.empty() || text.size() > (1u << 24)) return Reread::kNotReusable;
+  struct Change {
+    std::uint32_t slot;
+    std::size_t start;  // of the value in `text`
+  };
+  std::vector<Change> changes;
+  const std::size_t lines = line_starts_.size();
+  std::size_t at = 0;  // start of line i in `text`
+  for (std::size_t i = 0; i < lines; ++i) {
+    std::size_t old_begin = line_starts_[i];
+    std::size_t old_end = i + 1 < lines ? line_starts_[i + 1] - 1 : text_.size();
+    std::size_t end = text.find('\n', at);
+    if (i + 1 < lines) {
+      if (end == std::string_view::npos) return Reread::kNotReusable;  // fewer lines
+    } else {
+      if (end != std::string_view::npos) return Reread::kNotReusable;  // more lines
+      end = text.size();
+    }
+    std::string_view old_line(text_.data() + old_begin, old_end - old_begin);
+    std::string_view line = text.substr(at, end - at);
+    if (line != old_line) {
+      std::int32_t slot = slot_of_line_[i];
+      if (slot < 0) return Reread::kNotReusable;
+      const Slot& s = slots_[static_cast<std::size_t>(slot)];
+      // The same bytes before the value, and the blank after its colon or dash: whether the
+      // line is a `key: ` or a `- ` entry looks at that one too.
+      std::size_t same = s.offset + 1;
+      if (line.size() < same || line.substr(0, same) != old_line.substr(0, same) ||
+          !acceptable_line(line))
+        return Reread::kNotReusable;
+      changes.push_back(Change{static_cast<std::uint32_t>(slot), at + s.offset});
+    }
+    at = end + 1;
+  }
+  if (changes.empty()) return Reread::kNotReusable;  // cannot be: the texts differ
+
+  // Each changed value alone, as the fast reader reads it at that point; the first node stands
+  // for its owner.
+  std::vector<Node> nodes(1);
+  for (const Change& c : changes) {
+    const Slot& s = slots_[c.slot];
+    FastReader reader(text, nodes);
+    if (!reader.one_line_scalar(ScalarSlot{c.start, s.ind, s.in_mapping, 0}))
+      return Reread::kNotReusable;
+  }
+  out.CopyFrom(doc_, out.GetAllocator());
+  try {
+    Converter converter(nodes, out.GetAllocator(), false);
+    for (std::size_t k = 0; k < changes.size(); ++k) {
+      const Slot& s = slots_[changes[k].slot];
+      Value* v = &out;
+      for (std::uint32_t j = 0; j < s.path_size; ++j) {
+        std::uint32_t index = paths_[s.path_begin + j];
+        v = v->IsObject() ? &(v->MemberBegin() + index)->value : &(*v)[index];
+      }
+      Value fresh;
+      converter.convert(static_cast<std::uint32_t>(k + 1), fresh);
+      if (fresh.IsDouble() && !std::isfinite(fresh.GetDouble())) return Reread::kNotReusable;
+      *v = fresh;
+    }
+  } catch (const DecodeFailure&) {
+    return Reread::kNotReusable;
+  }
+  return Reread::kChanged;
+}
+
+std::size_t ReusableYaml::bytes() const {
+  return sizeof(*this) + text_.capacity() + pool_.Capacity() +
+         line_starts_.capacity() * sizeof(std::uint32_t) +
+         slot_of_line_.capacity() * sizeof(std::int32_t) + slots_.capacity() * sizeof(Slot) +
+         paths_.capacity() * sizeof(std::uint32_t);
 }
 
 }  // namespace meshop::api

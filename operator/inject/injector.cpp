@@ -138,25 +138,29 @@ te::Value record(std::string go_type, std::vector<RecordObject::Field> fields) {
 }
 
 // Renders one template and parses its YAML into a patch (upstream's applyOverlayYAML reads
-// the rendered bytes with sigs.k8s.io/yaml into a map). The parse of a text already seen in
-// this namespace comes from the snapshot's RenderCache.
+// the rendered bytes with sigs.k8s.io/yaml into a map). The parse comes from the snapshot's
+// RenderCache when an earlier rendering in this namespace gives it.
 api::Result<std::shared_ptr<const api::Value>> render(const Snapshot& s, const te::Template& t,
                                                       const te::Value& data, std::string_view name,
                                                       std::string_view ns) {
   auto out = t.execute(data, s.template_limits);
   if (!out) return out.error();
-  if (auto hit = s.render_cache.find(ns, *out)) return hit;
-  auto doc = api::yaml_to_json(*out);
-  if (!doc)
+  if (auto hit = s.render_cache.find(ns, name, *out)) return hit;
+  auto parsed = api::ReusableYaml::read(*out);
+  if (!parsed)
     return api::Error{"failed parsing generated injected YAML for template " + std::string(name) +
-                      ": " + doc.message()};
-  if (doc->IsNull()) doc->SetObject();
-  if (!doc->IsObject())
+                      ": " + parsed.message()};
+  const api::Value& doc = (*parsed)->document();
+  if (doc.IsObject()) {
+    s.render_cache.insert(ns, name, *parsed);
+    return std::shared_ptr<const api::Value>(*parsed, &doc);
+  }
+  if (!doc.IsNull())
     return api::Error{"failed parsing generated injected YAML for template " + std::string(name) +
                       ": not a mapping"};
-  s.render_cache.insert(ns, *out, *doc);
-  auto parsed = std::make_shared<api::Document>(std::move(*doc));
-  return std::shared_ptr<const api::Value>(parsed, parsed.get());
+  auto empty = std::make_shared<api::Document>();
+  empty->SetObject();
+  return std::shared_ptr<const api::Value>(empty, empty.get());
 }
 
 std::vector<std::string> select_templates(const Snapshot& s, const rapidjson::Value& pod) {

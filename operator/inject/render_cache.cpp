@@ -1,66 +1,116 @@
 #include "operator/inject/render_cache.hpp"
 
+#include <cstring>
+
 namespace meshop::inject {
 
-std::string RenderCache::key_of(std::string_view ns, std::string_view text) {
+std::string RenderCache::key_of(std::string_view ns, std::string_view name, std::size_t lines) {
+  // Length-prefixed fields: no (ns, name, lines) is another's.
   std::string key;
-  key.reserve(ns.size() + 1 + text.size());
+  key.reserve(ns.size() + name.size() + 3 * sizeof(std::size_t));
+  for (std::size_t n : {ns.size(), name.size(), lines})
+    key.append(reinterpret_cast<const char*>(&n), sizeof n);
   key.append(ns);
-  key.push_back('\0');  // namespaces never contain NUL: (ns, text) pairs cannot collide
-  key.append(text);
+  key.append(name);
   return key;
 }
 
-namespace {
-
-// A copy of a document in a pool of small chunks, so that an entry costs about its size.
-struct Owned {
-  static constexpr std::size_t kChunk = 4096;
-  api::Allocator pool{kChunk};
-  api::Value value;
-};
-
-}  // namespace
-
-std::shared_ptr<const api::Value> RenderCache::find(std::string_view ns,
+std::shared_ptr<const api::Value> RenderCache::find(std::string_view ns, std::string_view name,
                                                     std::string_view text) const {
   if (max_entries_ == 0) return nullptr;
-  std::string key = key_of(ns, text);
-  std::lock_guard lock(mutex_);
-  auto it = entries_.find(key);
-  if (it == entries_.end()) {
-    ++misses_;
-    return nullptr;
+  std::size_t lines = 1;
+  for (const char* p = text.data(); const void* nl = std::memchr(p, '\n', text.end() - p);) {
+    ++lines;
+    p = static_cast<const char*>(nl) + 1;
   }
-  ++hits_;
-  return it->second.doc;
+  std::string key = key_of(ns, name, lines);
+  std::vector<Entry> candidates;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = entries_.find(key); it != entries_.end()) candidates = it->second;
+  }
+  // A re-read document in one pool chunk about the size of the kept one (a document's
+  // default 64 KiB first chunk costs more to allocate and free).
+  struct Fresh {
+    explicit Fresh(std::size_t chunk) : pool(chunk), doc(&pool) {}
+    api::Allocator pool;
+    api::Document doc;
+  };
+  std::shared_ptr<Fresh> fresh;
+  for (const Entry& e : candidates) {
+    if (!fresh) fresh = std::make_shared<Fresh>(e->document_bytes() + 1024);
+    switch (e->reread(text, fresh->doc)) {
+      case api::ReusableYaml::Reread::kSame: {
+        std::lock_guard lock(mutex_);
+        ++hits_;
+        return std::shared_ptr<const api::Value>(e, &e->document());
+      }
+      case api::ReusableYaml::Reread::kChanged: {
+        std::lock_guard lock(mutex_);
+        ++rereads_;
+        return std::shared_ptr<const api::Value>(fresh, &fresh->doc);
+      }
+      case api::ReusableYaml::Reread::kNotReusable:
+        break;
+    }
+  }
+  std::lock_guard lock(mutex_);
+  ++misses_;
+  return nullptr;
 }
 
-void RenderCache::insert(std::string_view ns, std::string_view text, const api::Value& doc) {
-  if (max_entries_ == 0) return;
-  std::string key = key_of(ns, text);
-  auto owned = std::make_shared<Owned>();
-  owned->value.CopyFrom(doc, owned->pool);
-  // The key is held twice (map and order) plus the copy's pool.
-  std::size_t bytes = 2 * key.size() + owned->pool.Capacity() + sizeof(Owned);
-  std::shared_ptr<const api::Value> value(owned, &owned->value);
+void RenderCache::insert(std::string_view ns, std::string_view name,
+                         std::shared_ptr<const api::ReusableYaml> parsed) {
+  if (max_entries_ == 0 || parsed == nullptr) return;
+  std::string key = key_of(ns, name, parsed->line_count());
+  // The key is held twice (map and order).
+  std::size_t bytes = 2 * key.size() + parsed->bytes();
   if (bytes > max_bytes_) return;
+  // Forgets entry `e` of key `k` (its place in order_ is the caller's business).
+  auto forget = [&](const std::string& k, const Entry& e) {
+    auto it = entries_.find(k);
+    if (it == entries_.end()) return;
+    auto& list = it->second;
+    for (auto i = list.begin(); i != list.end(); ++i) {
+      if (*i == e) {
+        bytes_ -= 2 * k.size() + e->bytes();
+        --count_;
+        list.erase(i);
+        break;
+      }
+    }
+    if (list.empty()) entries_.erase(it);
+  };
   std::lock_guard lock(mutex_);
-  if (entries_.count(key) != 0) return;  // another request parsed the same text meanwhile
-  while (!order_.empty() && (entries_.size() + 1 > max_entries_ || bytes_ + bytes > max_bytes_)) {
-    auto old = entries_.find(order_.front());
-    bytes_ -= old->second.bytes;
-    entries_.erase(old);
-    order_.pop_front();
+  auto& list = entries_[key];
+  for (const Entry& e : list)
+    if (e->text() == parsed->text()) return;  // another request parsed the same text meanwhile
+  if (list.size() >= kTextsPerKey) {
+    Entry oldest = list.back();
+    list.pop_back();
+    bytes_ -= 2 * key.size() + oldest->bytes();
+    --count_;
+    for (auto i = order_.begin(); i != order_.end(); ++i) {
+      if (i->second == oldest) {
+        order_.erase(i);
+        break;
+      }
+    }
   }
+  list.insert(list.begin(), parsed);
+  ++count_;
   bytes_ += bytes;
-  order_.push_back(key);
-  entries_.emplace(std::move(key), Entry{std::move(value), bytes});
+  order_.emplace_back(std::move(key), std::move(parsed));
+  while (!order_.empty() && (count_ > max_entries_ || bytes_ > max_bytes_)) {
+    auto [k, e] = std::move(order_.front());
+    order_.pop_front();
+    forget(k, e);
+  }
 }
 
 RenderCache::Stats RenderCache::stats() const {
   std::lock_guard lock(mutex_);
-  return Stats{entries_.size(), bytes_, hits_, misses_};
+  return Stats{count_, bytes_, hits_, rereads_, misses_};
 }
 
 }  // namespace meshop::inject

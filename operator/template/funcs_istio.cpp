@@ -323,7 +323,10 @@ bool to_dom(const Value& v, rapidjson::Value& out, rapidjson::Document::Allocato
 }
 
 std::string to_yaml(const Value& v) {
-  rapidjson::Document doc;
+  // Small pool chunks: the values templates print are small, and a document's default first
+  // chunk (64 KiB) costs more to allocate and free than the conversion itself.
+  rapidjson::MemoryPoolAllocator<> pool(1024);
+  rapidjson::Document doc(&pool);
   if (!to_dom(v, doc, doc.GetAllocator())) return "";
   return api::json_to_yaml(doc);
 }

@@ -1,7 +1,8 @@
 // Fuzz target for the YAML reader and writer (meshop::api): arbitrary bytes must never crash,
 // hang or trip a sanitizer, and every document that reads must survive the round trip
 // yaml_to_json(json_to_yaml(doc)) == doc. Where the fast reader (the block-style subset)
-// accepts a text, its node tree must be libyaml's.
+// accepts a text, its node tree must be libyaml's. An input BASE\0OTHER also checks
+// ReusableYaml: a re-read of OTHER from BASE's parse must be what yaml_to_json gives for OTHER.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +19,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!yaml_detail::fast_reader_agrees(text, nullptr, &why)) {
     std::fprintf(stderr, "fast YAML reader disagrees with libyaml: %s\n", why.c_str());
     std::abort();
+  }
+  if (std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    auto base = ReusableYaml::read(text.substr(0, nul));
+    std::string_view other = text.substr(nul + 1);
+    Document out;
+    if (base.ok() && (*base)->reread(other, out) == ReusableYaml::Reread::kChanged) {
+      auto fresh = yaml_to_json(other);
+      if (!fresh.ok() || to_json(out) != to_json(*fresh)) {
+        std::fprintf(stderr, "re-read differs from a fresh parse\nre-read: %s\nfresh:   %s\n",
+                     to_json(out).c_str(),
+                     fresh.ok() ? to_json(*fresh).c_str() : fresh.message().c_str());
+        std::abort();
+      }
+    }
   }
   (void)yaml_to_json(text, YamlReadOptions{.strict = true});
   auto docs = yaml_stream_to_json(text);

@@ -49,6 +49,30 @@ TEST(Json, EscapesStringsLikeGo) {
             R"("<a&b>\n\t\u0001\"\\\u2028\ufffd")");
 }
 
+// Long runs of plain bytes are scanned 8 at a time: every byte that needs care, at every
+// position of a long string and with both settings, is written as it is written alone.
+TEST(Json, EscapesEveryByteAtEveryPositionOfALongString) {
+  for (bool html : {false, true}) {
+    for (int b = 0; b < 256; ++b) {
+      std::string alone;
+      append_json_string(alone, std::string(1, static_cast<char>(b)), html);
+      alone = alone.substr(1, alone.size() - 2);
+      for (std::size_t at = 0; at < 20; ++at) {
+        std::string s(20, 'a');
+        s[at] = static_cast<char>(b);
+        std::string got;
+        append_json_string(got, s, html);
+        std::string want = "\"" + std::string(at, 'a') + alone + std::string(19 - at, 'a') + "\"";
+        ASSERT_EQ(got, want) << "byte " << b << " at " << at << " html " << html;
+      }
+    }
+  }
+  // A valid multi-byte sequence after a long plain run.
+  std::string got;
+  append_json_string(got, "abcdefghij\u00e9\u2028<", true);
+  EXPECT_EQ(got, "\"abcdefghij\u00e9\\u2028\\u003c\"");
+}
+
 TEST(Json, PrettyPrintsWithTwoSpaces) {
   EXPECT_EQ(to_pretty_json(json(R"({"a":[1,{}],"b":{}})")),
             "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": {}\n}");

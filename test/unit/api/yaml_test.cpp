@@ -1,5 +1,8 @@
 #include "api/yaml.hpp"
 
+#include <algorithm>
+#include <random>
+
 #include <gtest/gtest.h>
 
 #include "test/unit/api/random_json.hpp"
@@ -241,6 +244,148 @@ TEST(FastYamlReader, AgreesWithLibyamlAndDeclinesOutsideItsSubset) {
     EXPECT_TRUE(yaml_detail::fast_reader_agrees(c.text, &used, &why)) << c.text << "\n" << why;
     EXPECT_EQ(used, c.fast) << c.text;
   }
+}
+
+}  // namespace
+}  // namespace meshop::api
+
+namespace meshop::api {
+namespace {
+
+std::shared_ptr<const ReusableYaml> reusable(std::string_view text) {
+  auto r = ReusableYaml::read(text);
+  EXPECT_TRUE(r.ok()) << r.message();
+  return r.ok() ? *r : nullptr;
+}
+
+// What reread() answers for `text`, checked against yaml_to_json: a re-read must be the
+// document a fresh parse gives, byte for byte, member order included.
+ReusableYaml::Reread check_reread(const ReusableYaml& base, const std::string& text) {
+  Document out;
+  auto r = base.reread(text, out);
+  auto fresh = yaml_to_json(text);
+  if (r == ReusableYaml::Reread::kSame) {
+    EXPECT_EQ(text, base.text());
+  } else if (r == ReusableYaml::Reread::kChanged) {
+    EXPECT_TRUE(fresh.ok()) << "re-read a text yaml_to_json refuses:\n"
+                            << base.text() << "---\n"
+                            << text << "\n"
+                            << fresh.message();
+    if (fresh.ok()) {
+      EXPECT_EQ(to_json(out), to_json(*fresh)) << base.text() << "---\n" << text;
+    }
+  }
+  return r;
+}
+
+TEST(ReusableYaml, ReadsAsYamlToJsonAndKeepsErrors) {
+  for (std::string_view text : {"a: 1\nb: [x, y]\n", "a: &x 1\nb: *x\n", "", "- 1\n- two\n"}) {
+    auto r = reusable(text);
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(to_json(r->document()), to_json(*yaml_to_json(text))) << text;
+  }
+  auto bad = ReusableYaml::read("a: b: c\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.message(), yaml_to_json("a: b: c\n").message());
+}
+
+TEST(ReusableYaml, RereadsOneLineValuesAndDeclinesEverythingElse) {
+  auto base = reusable(
+      "metadata:\n  name: hello-1\n  labels: {app: x}\nspec:\n  args:\n  - --a\n  - \"q\"\n"
+      "  text: |\n    line\n  empty:\n  list:\n  - k: v\n    n: 1\n");
+  ASSERT_NE(base, nullptr);
+  using R = ReusableYaml::Reread;
+  const std::string b(base->text());
+  auto with = [&](std::string_view from, std::string_view to) {
+    std::string t = b;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  EXPECT_EQ(check_reread(*base, b), R::kSame);
+  EXPECT_EQ(check_reread(*base, with("hello-1", "hello-22")), R::kChanged);
+  EXPECT_EQ(check_reread(*base, with("hello-1", "'single'")), R::kChanged);
+  EXPECT_EQ(check_reread(*base, with("hello-1", "yes")), R::kChanged);  // now a boolean
+  EXPECT_EQ(check_reread(*base, with("hello-1", "12 # a comment")), R::kChanged);
+  EXPECT_EQ(check_reread(*base, with("- --a", "- 7")), R::kChanged);
+  EXPECT_EQ(check_reread(*base, with("\"q\"", "plain")), R::kChanged);
+  EXPECT_EQ(check_reread(*base, with("v\n", "w\n")), R::kChanged);
+  EXPECT_EQ(check_reread(*base, with("n: 1", "n: 2")), R::kChanged);
+  // Not one-line values, or not values at all.
+  EXPECT_EQ(check_reread(*base, with("hello-1", "[a]")), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, with("hello-1", "a: b")), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, with("hello-1", "\"open")), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, with("hello-1", "|")), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, with("hello-1", "&a x")), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, with("hello-1", "# gone")), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, with("hello-1", ".inf")), R::kNotReusable);  // an error
+  EXPECT_EQ(check_reread(*base, with("hello-1", "caf\xc3\xa9")), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, with("- --a", "- k: v")), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, with("- --a", "- - x")), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, with("name:", "nome:")), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, with("{app: x}", "{app: y}")), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, with("    line", "    other")), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, with("  empty:", "  empty: x")), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, b + "x: 1\n"), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, b.substr(0, b.size() - 1)), R::kNotReusable);
+}
+
+TEST(ReusableYaml, DuplicateAndMergeKeysAreNeverRereadByLine) {
+  auto dup = reusable("a: 1\nb: 2\na: 3\n");
+  ASSERT_NE(dup, nullptr);
+  EXPECT_EQ(dup->reusable_lines(), 0u);
+  EXPECT_EQ(check_reread(*dup, "a: 1\nb: 2\na: 4\n"), ReusableYaml::Reread::kNotReusable);
+  auto merge = reusable("<<: {a: 1}\nb: 2\n");
+  ASSERT_NE(merge, nullptr);
+  EXPECT_EQ(merge->reusable_lines(), 0u);
+}
+
+// Random edits of json_to_yaml's output (the block style templates render): every line cut at
+// every kind of place and continued with awkward tokens. Whatever reread() accepts must be
+// yaml_to_json's answer; and it must accept many (else this test proves nothing).
+TEST(ReusableYaml, RandomEditsRereadExactlyAsAFreshParse) {
+  const char* tokens[] = {
+      "x",         "hello-world", "\"q\"",      "'s'",         "''",     "\"\"", "1",   "-1",
+      "0x1F",      "0755",        "1e3",        "1e400",       ".inf",   ".nan", "yes", "off",
+      "~",         "null",        "2001-01-01", "12:30",       "a: b",   "a:",   ":",   "- x",
+      "-",         "[a",          "[a]",        "{",           "{a: 1}", "|",    "|-",  ">",
+      "&a x",      "*a",          "!t x",       "#c",          "x #c",   "x#c",  " ",   "",
+      "\"a\\nb\"", "\"\\x41\"",   "'it''s'",    "%x",          "@x",     "`x",   "?",   "? x",
+      "\"open",    "'open",       "a\tb",       "caf\xc3\xa9", "---",    "...",  "<<"};
+  RandomJson gen(7, false);
+  std::mt19937 rng(11);
+  std::size_t changed = 0, tried = 0;
+  for (int i = 0; i < 400; ++i) {
+    Document d;
+    d.SetObject();
+    for (int k = 0; k < 4; ++k) {
+      Value v;
+      gen.value(v, d.GetAllocator(), 0);
+      std::string key = "k" + std::to_string(k);
+      d.AddMember(Value(key.data(), static_cast<rapidjson::SizeType>(key.size()), d.GetAllocator()),
+                  v, d.GetAllocator());
+    }
+    std::string text = json_to_yaml(d);
+    auto base = reusable(text);
+    ASSERT_NE(base, nullptr);
+    std::size_t lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+    for (int e = 0; e < 30; ++e) {
+      std::string t = text;
+      int edits = 1 + static_cast<int>(rng() % 3);
+      for (int n = 0; n < edits; ++n) {
+        std::size_t line = 0;
+        for (std::size_t skip = rng() % lines; skip > 0; --skip)
+          line = t.find('\n', line) + 1;
+        std::size_t end = t.find('\n', line);
+        if (end == std::string::npos) end = t.size();
+        std::size_t cut = line + rng() % (end - line + 1);
+        t.replace(cut, end - cut, tokens[rng() % std::size(tokens)]);
+      }
+      ++tried;
+      if (check_reread(*base, t) == ReusableYaml::Reread::kChanged) ++changed;
+      if (HasFailure()) return;
+    }
+  }
+  EXPECT_GT(changed, tried / 20) << changed << " of " << tried;
 }
 
 }  // namespace
