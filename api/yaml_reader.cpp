@@ -482,7 +482,7 @@ class FastReader {
     if (ind != 0) return false;
     bool ok = false;
     if (peek() == '{' || peek() == '[') {
-      ok = flow_node(kNone);
+      ok = flow_root();
     } else if (at_sequence_entry()) {
       ok = block_sequence(ind, kNone);
     } else if (line_is_key()) {
@@ -585,10 +585,36 @@ class FastReader {
   // A plain scalar may not start with an indicator (YAML 1.1 as libyaml reads it).
   bool plain_start(bool flow) const {
     char c = peek();
-    if (c == '-')
-      return !blank_or_end(peek(1)) && !(flow && yaml_detail::is_flow_indicator(peek(1)));
-    if (c == '?' || c == ':') return !flow && !blank_or_end(peek(1));
-    return !blank_or_end(c) && !yaml_detail::is_indicator(c);
+    switch (c) {
+      case '-':
+        return !blank_or_end(peek(1)) &&
+               !(flow && std::string_view(",[]{}").find(peek(1)) != std::string_view::npos);
+      case '?':
+      case ':':
+        return !flow && !blank_or_end(peek(1));
+      case ',':
+      case '[':
+      case ']':
+      case '{':
+      case '}':
+      case '#':
+      case '&':
+      case '*':
+      case '!':
+      case '|':
+      case '>':
+      case '\'':
+      case '"':
+      case '%':
+      case '@':
+      case '`':
+      case '\0':
+      case '\n':
+      case ' ':
+        return false;
+      default:
+        return true;
+    }
   }
 
   // A single-line plain scalar from p_. Block context: ends at ": ", ":" at the end of the line,
@@ -609,7 +635,7 @@ class FastReader {
       }
       if (c == ':' && flow) return false;  // libyaml versions differ on "a:b" in flow context
       if (c == '#' && p_ > start && t_[p_ - 1] == ' ') break;
-      if (flow && yaml_detail::is_flow_indicator(c)) break;
+      if (flow && std::string_view(",[]{}").find(c) != std::string_view::npos) break;
       ++p_;
       if (c != ' ') end = p_;
     }
@@ -734,30 +760,23 @@ class FastReader {
     return true;
   }
 
-  enum class Next { kEntry, kEnd, kDecline };
-
-  // After an entry of a block collection at column `ind`: is there another one? A line at a
-  // lower column ends the collection, a higher one (a continuation, bad indentation) declines.
-  // At the collection's column, a sequence entry continues a sequence and ends a mapping (its
-  // owner's indentless sequence, or an error the caller looks at); anything else the reverse.
-  Next next_entry(std::size_t ind, bool sequence) {
-    if (!skip_to_content()) return Next::kEnd;
-    std::size_t col = column();
-    if (col < ind) return Next::kEnd;
-    if (col > ind) return Next::kDecline;
-    return at_sequence_entry() == sequence ? Next::kEntry : Next::kEnd;
-  }
-
   bool block_mapping(std::size_t ind, std::uint32_t parent) {
     if (++depth_ > kMaxDepth) return false;
     std::uint32_t m = add(Node::kMapping, parent, "?");
-    for (bool first = true;; first = false) {
+    bool first = true;
+    for (;;) {
       if (!first) {
-        Next next = next_entry(ind, false);
-        if (next == Next::kDecline) return false;
-        if (next == Next::kEnd) break;
+        if (!skip_to_content()) break;
+        std::size_t col = column();
+        if (col < ind) break;
+        if (col > ind) return false;
+        if (at_sequence_entry())
+          break;  // the owner's indentless sequence or an error: let
+                  // the caller look at it
       }
-      if (!key(m) || !value(ind, m, true)) return false;
+      first = false;
+      if (!key(m)) return false;
+      if (!value(ind, m, true)) return false;
     }
     --depth_;
     return true;
@@ -766,12 +785,16 @@ class FastReader {
   bool block_sequence(std::size_t ind, std::uint32_t parent) {
     if (++depth_ > kMaxDepth) return false;
     std::uint32_t s = add(Node::kSequence, parent, "?");
-    for (bool first = true;; first = false) {
+    bool first = true;
+    for (;;) {
       if (!first) {
-        Next next = next_entry(ind, true);
-        if (next == Next::kDecline) return false;
-        if (next == Next::kEnd) break;
+        if (!skip_to_content()) break;
+        std::size_t col = column();
+        if (col < ind) break;
+        if (col > ind) return false;
+        if (!at_sequence_entry()) break;
       }
+      first = false;
       if (!at_sequence_entry()) return false;
       ++p_;  // the dash
       if (!value(ind, s, false)) return false;
@@ -911,6 +934,11 @@ class FastReader {
       }
       return p_ < t_.size();
     }
+  }
+
+  bool flow_root() {
+    if (!flow_node(kNone)) return false;
+    return true;
   }
 
   bool flow_node(std::uint32_t parent) {

@@ -28,15 +28,4 @@ bool is_timestamp(std::string_view s);
 // Strings go-yaml quotes because YAML 1.1 readers take them for sexagesimal floats ("12:30").
 bool is_base60_float(std::string_view s);
 
-// YAML's indicator characters that can never start a plain scalar ('-', '?' and ':' can, when
-// not followed by a space); shared by the writer's quoting and the reader's fast path.
-constexpr bool is_indicator(char c) {
-  return std::string_view("#,[]{}&*!|>'\"%@`").find(c) != std::string_view::npos;
-}
-
-// The indicators that end a plain scalar in a flow collection.
-constexpr bool is_flow_indicator(char c) {
-  return std::string_view(",[]{}").find(c) != std::string_view::npos;
-}
-
 }  // namespace meshop::api::yaml_detail

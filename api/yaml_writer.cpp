@@ -59,6 +59,30 @@ struct Analysis {
   bool block_allowed = true;
 };
 
+bool is_indicator(char c) {
+  switch (c) {
+    case '#':
+    case ',':
+    case '[':
+    case ']':
+    case '{':
+    case '}':
+    case '&':
+    case '*':
+    case '!':
+    case '|':
+    case '>':
+    case '\'':
+    case '"':
+    case '%':
+    case '@':
+    case '`':
+      return true;
+    default:
+      return false;
+  }
+}
+
 // analyze() for text of printable ASCII only (0x20-0x7E), the common case: no line breaks,
 // nothing special, so only the indicators and the leading/trailing spaces matter. False when
 // the text has any other byte (the general analysis then runs).
@@ -70,8 +94,7 @@ bool analyze_printable_ascii(std::string_view value, Analysis& a) {
     if (c < 0x20 || c > 0x7E) return false;
     bool followed_by_whitespace = i + 1 >= n || value[i + 1] == ' ';
     if (i == 0) {
-      if (yaml_detail::is_indicator(c) ||
-          ((c == '?' || c == ':' || c == '-') && followed_by_whitespace))
+      if (is_indicator(c) || ((c == '?' || c == ':' || c == '-') && followed_by_whitespace))
         block_indicators = true;
     } else {
       if (c == ':' && followed_by_whitespace) block_indicators = true;
@@ -119,8 +142,25 @@ Analysis analyze(std::string_view value) {
     }
     bool followed_by_whitespace = i + w >= value.size() || next == ' ' || next == '\t';
     if (i == 0) {
-      if (c < 0x80 && yaml_detail::is_indicator(static_cast<char>(c))) block_indicators = true;
       switch (c) {
+        case '#':
+        case ',':
+        case '[':
+        case ']':
+        case '{':
+        case '}':
+        case '&':
+        case '*':
+        case '!':
+        case '|':
+        case '>':
+        case '\'':
+        case '"':
+        case '%':
+        case '@':
+        case '`':
+          block_indicators = true;
+          break;
         case '?':
         case ':':
         case '-':

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <set>
+#include <unordered_map>
 
 #include <openssl/evp.h>
 #include <rapidjson/writer.h>
@@ -14,6 +16,9 @@
 #include "operator/manifest/chart_sets.hpp"
 #include "operator/restart/rollout.hpp"
 #include "operator/runtime/object.hpp"
+#include "operator/webhook/configmap_source.hpp"
+#include "reconcilers/errors.hpp"
+#include "reconcilers/install.hpp"
 #include "reconcilers/setup.hpp"
 #include "reconcilers/watches.hpp"
 
@@ -52,9 +57,7 @@ void take_store(const runtime::Store& store, std::string_view ns, bool sorted,
                 return std::pair(runtime::namespace_of(*a), runtime::name_of(*a)) <
                        std::pair(runtime::namespace_of(*b), runtime::name_of(*b));
               });
-  out.reserve(out.size() + objects.size());
-  for (runtime::Object& o : objects)
-    out.push_back(std::move(o));
+  out.append(std::move(objects));
 }
 
 // SHA-256 of what a rapidjson::Writer writes, without the text.
@@ -104,14 +107,10 @@ std::string workload_key(const restart::WorkloadPlan& p) {
   return p.kind + "/" + p.ns + "/" + p.name;
 }
 
-const rapidjson::Value* find_workload(const restart::ClusterView& view,
-                                      const restart::WorkloadPlan& p) {
-  for (const auto& w : view.workloads)
-    if (api::string_at(w, {"kind"}) == p.kind &&
-        api::string_at(w, {"metadata", "name"}) == p.name &&
-        api::string_at(w, {"metadata", "namespace"}) == p.ns)
-      return &w;
-  return nullptr;
+// The workload an entry plans, as the view held it; null for a bare Pod (planned, reported, never
+// restarted: no rollout to follow and no Event).
+const rapidjson::Value* workload_of(const restart::PlanEntry& e) {
+  return e.plan.kind == "Pod" ? nullptr : e.object.get();
 }
 
 const kube::ResourceType* resource_of(std::string_view kind) {
@@ -136,53 +135,6 @@ bool pod_ready(const rapidjson::Value& pod) {
   for (const rapidjson::Value& c : conds->GetArray())
     if (api::string_at(c, {"type"}) == "Ready") return api::string_at(c, {"status"}) == "True";
   return false;
-}
-
-// The pods controlled (directly or through a ReplicaSet) by `workload`, by name (the first one
-// created before the restart is the next to go, whatever order the view has).
-std::vector<const rapidjson::Value*> pods_of(const restart::ClusterView& view,
-                                             const rapidjson::Value& workload) {
-  std::string uid = api::string_at(workload, {"metadata", "uid"});
-  std::vector<const rapidjson::Value*> out;
-  for (const auto& p : view.pods) {
-    const rapidjson::Value* refs = api::find(p, "/metadata/ownerReferences");
-    if (refs == nullptr || !refs->IsArray()) continue;
-    for (const rapidjson::Value& r : refs->GetArray())
-      if (api::string_at(r, {"uid"}) == uid) out.push_back(&p);
-  }
-  std::sort(out.begin(), out.end(), [](const rapidjson::Value* a, const rapidjson::Value* b) {
-    return runtime::name_of(*a) < runtime::name_of(*b);
-  });
-  return out;
-}
-
-// The pods of `workload`, directly or through the ReplicaSets it controls (a Deployment's).
-std::vector<const rapidjson::Value*> workload_pods(const restart::ClusterView& view,
-                                                   const rapidjson::Value& workload) {
-  std::set<std::string> owners = {api::string_at(workload, {"metadata", "uid"})};
-  if (api::string_at(workload, {"kind"}) == "Deployment")
-    for (const auto& w : view.workloads) {
-      if (api::string_at(w, {"kind"}) != "ReplicaSet") continue;
-      const rapidjson::Value* refs = api::find(w, "/metadata/ownerReferences");
-      if (refs == nullptr || !refs->IsArray()) continue;
-      for (const rapidjson::Value& r : refs->GetArray())
-        if (owners.count(api::string_at(r, {"uid"})))
-          owners.insert(api::string_at(w, {"metadata", "uid"}));
-    }
-  std::vector<const rapidjson::Value*> out;
-  for (const auto& p : view.pods) {
-    const rapidjson::Value* refs = api::find(p, "/metadata/ownerReferences");
-    if (refs == nullptr || !refs->IsArray()) continue;
-    for (const rapidjson::Value& r : refs->GetArray())
-      if (owners.count(api::string_at(r, {"uid"}))) {
-        out.push_back(&p);
-        break;
-      }
-  }
-  std::sort(out.begin(), out.end(), [](const rapidjson::Value* a, const rapidjson::Value* b) {
-    return runtime::name_of(*a) < runtime::name_of(*b);
-  });
-  return out;
 }
 
 // Removes the resume and pause annotations of an IstioOperator (JSON merge patch).
@@ -218,23 +170,159 @@ kube::ObjectReference iop_reference(const rapidjson::Value& iop) {
 
 }  // namespace
 
+// Who owns which pods in a view: the pods by controller (the view's groups, else grouped on
+// first use) and the ReplicaSets by owner. Built once per pass, on first use (only the
+// workloads being restarted ask).
+class OwnedIndex {
+ public:
+  explicit OwnedIndex(const restart::ClusterView& view) : view_(view) {}
+
+  // The pods `workload` controls, by name (the first one created before the restart is the
+  // next to go, whatever order the view has).
+  std::vector<const rapidjson::Value*> pods_of(const rapidjson::Value& workload) {
+    build();
+    std::vector<const rapidjson::Value*> out;
+    add(out, runtime::uid_of(workload));
+    return by_name(std::move(out));
+  }
+  // The pods of `workload`, directly or through the ReplicaSets it owns (a Deployment's).
+  std::vector<const rapidjson::Value*> workload_pods(const rapidjson::Value& workload) {
+    build();
+    std::vector<const rapidjson::Value*> out;
+    const std::string_view uid = runtime::uid_of(workload);
+    add(out, uid);
+    if (api::string_at(workload, {"kind"}) == "Deployment")
+      if (auto it = replica_sets_.find(uid); it != replica_sets_.end())
+        for (const rapidjson::Value* rs : it->second)
+          add(out, runtime::uid_of(*rs));
+    return by_name(std::move(out));
+  }
+
+ private:
+  void build() {
+    if (groups_ != nullptr) return;
+    groups_ = view_.pod_groups;
+    if (groups_ == nullptr)
+      groups_ = std::make_shared<const restart::PodGroups>(restart::group_pods(view_.pods));
+    for (const rapidjson::Value& w : view_.workloads) {
+      if (api::string_at(w, {"kind"}) != "ReplicaSet") continue;
+      const rapidjson::Value* meta = api::find_member(w, "metadata");
+      const rapidjson::Value* refs =
+          meta != nullptr ? api::find_member(*meta, "ownerReferences") : nullptr;
+      if (refs == nullptr || !refs->IsArray()) continue;
+      for (const rapidjson::Value& r : refs->GetArray())
+        if (const rapidjson::Value* uid = api::find_member(r, "uid"); uid && uid->IsString())
+          replica_sets_[api::string_view_of(*uid)].push_back(&w);
+    }
+  }
+  void add(std::vector<const rapidjson::Value*>& out, std::string_view uid) const {
+    if (uid.empty()) return;
+    if (auto it = groups_->find(std::string(uid)); it != groups_->end())
+      for (const runtime::Object& p : it->second->pods)
+        out.push_back(p.get());
+  }
+  static std::vector<const rapidjson::Value*> by_name(std::vector<const rapidjson::Value*> pods) {
+    std::sort(pods.begin(), pods.end());
+    pods.erase(std::unique(pods.begin(), pods.end()), pods.end());
+    std::sort(pods.begin(), pods.end(), [](const rapidjson::Value* a, const rapidjson::Value* b) {
+      return runtime::name_of(*a) < runtime::name_of(*b);
+    });
+    return pods;
+  }
+
+  const restart::ClusterView& view_;
+  std::shared_ptr<const restart::PodGroups> groups_;
+  std::unordered_map<std::string_view, std::vector<const rapidjson::Value*>> replica_sets_;
+};
+
+struct PodIndex::State {
+  restart::PodGroups groups;
+  std::shared_ptr<const restart::PodGroups> snapshot;  // null after a change
+
+  void add(const runtime::Object& pod) {
+    auto& group = groups[std::string(restart::controller_uid(*pod))];
+    auto next = std::make_shared<restart::PodGroup>();
+    if (group != nullptr) {
+      next->pods.reserve(group->pods.size() + 1);
+      next->pods.insert(next->pods.end(), group->pods.begin(), group->pods.end());
+    }
+    next->pods.push_back(pod);
+    group = std::move(next);
+    snapshot.reset();
+  }
+  // Removes the pod of `pod`'s namespace and name from `group`; false when it is not there.
+  bool remove_from(restart::PodGroups::iterator group, const runtime::Object& pod) {
+    const std::string_view ns = runtime::namespace_of(*pod), name = runtime::name_of(*pod);
+    const auto& pods = group->second->pods;
+    auto same = [&](const runtime::Object& p) {
+      return runtime::name_of(*p) == name && runtime::namespace_of(*p) == ns;
+    };
+    if (std::none_of(pods.begin(), pods.end(), same)) return false;
+    auto next = std::make_shared<restart::PodGroup>();
+    next->pods.reserve(pods.size());
+    for (const runtime::Object& p : pods)
+      if (!same(p)) next->pods.push_back(p);
+    if (next->pods.empty())
+      groups.erase(group);
+    else
+      group->second = std::move(next);
+    snapshot.reset();
+    return true;
+  }
+  // `pod` as the store held it (its controller names its group); a deletion's final state may
+  // name another controller than the stored one did: then every group is searched.
+  void remove(const runtime::Object& pod) {
+    auto group = groups.find(std::string(restart::controller_uid(*pod)));
+    if (group != groups.end() && remove_from(group, pod)) return;
+    for (auto it = groups.begin(); it != groups.end(); ++it)
+      if (remove_from(it, pod)) return;
+  }
+};
+
+PodIndex::PodIndex(runtime::Store& pods) : state_(std::make_shared<State>()) {
+  std::weak_ptr<State> state = state_;
+  pods.add_handlers({
+      .on_add =
+          [state](const runtime::Object& o) {
+            if (auto s = state.lock()) s->add(o);
+          },
+      .on_update =
+          [state](const runtime::Object& old_object, const runtime::Object& new_object) {
+            if (auto s = state.lock()) {
+              s->remove(old_object);
+              s->add(new_object);
+            }
+          },
+      .on_delete =
+          [state](const runtime::Object& o) {
+            if (auto s = state.lock()) s->remove(o);
+          },
+  });
+}
+
+std::shared_ptr<const restart::PodGroups> PodIndex::groups() {
+  if (state_->snapshot == nullptr)
+    state_->snapshot = std::make_shared<const restart::PodGroups>(state_->groups);
+  return state_->snapshot;
+}
+
 kube::Task<api::Result<restart::ClusterView>> load_cluster_view(
     std::shared_ptr<kube::Client> client, RestartsConfig config) {
   restart::ClusterView view;
   const std::string ns = config.namespace_filter;
 
   auto namespaces = co_await client->list_all(kube::resources::kNamespaces, "");
-  if (!namespaces) co_return api::Error{namespaces.error().message};
+  if (!namespaces) co_return api_error(namespaces.error(), "listing namespaces");
   take_items(namespaces->list, "Namespace", view.namespaces);
 
   auto webhooks = co_await client->list_all(kube::resources::kMutatingWebhookConfigurations, "");
-  if (!webhooks) co_return api::Error{webhooks.error().message};
+  if (!webhooks) co_return api_error(webhooks.error(), "listing mutatingwebhookconfigurations");
   take_items(webhooks->list, "MutatingWebhookConfiguration", view.webhook_configurations);
 
   auto iop_type = co_await client->discover("install.istio.io/v1alpha1", "IstioOperator");
   if (iop_type) {
     auto iops = co_await client->list_all(*iop_type, "");
-    if (!iops) co_return api::Error{iops.error().message};
+    if (!iops) co_return api_error(iops.error(), "listing istiooperators");
     take_items(iops->list, "IstioOperator", view.istio_operators);
   }  // no CRD: no IstioOperators, default policies
 
@@ -249,27 +337,28 @@ kube::Task<api::Result<restart::ClusterView>> load_cluster_view(
   };
   for (const auto& [type, kind] : kinds) {
     auto page = co_await client->list_all(*type, ns);
-    if (!page) co_return api::Error{page.error().message};
+    if (!page) co_return api_error(page.error(), "listing " + type->display());
     take_items(page->list, kind, view.workloads);
   }
   auto pods = co_await client->list_all(kube::resources::kPods, ns);
-  if (!pods) co_return api::Error{pods.error().message};
+  if (!pods) co_return api_error(pods.error(), "listing pods");
   take_items(pods->list, "Pod", view.pods);
   auto pdbs = co_await client->list_all(kube::resources::kPodDisruptionBudgets, ns);
-  if (!pdbs) co_return api::Error{pdbs.error().message};
+  if (!pdbs) co_return api_error(pdbs.error(), "listing poddisruptionbudgets");
   take_items(pdbs->list, "PodDisruptionBudget", view.pod_disruption_budgets);
 
   auto control =
       co_await client->list_all(kube::resources::kDeployments, config.control_plane_namespace);
-  if (!control) co_return api::Error{control.error().message};
+  if (!control) co_return api_error(control.error(), "listing the control planes' deployments");
   take_items(control->list, "Deployment", view.control_plane_deployments);
   auto config_maps =
       co_await client->list_all(kube::resources::kConfigMaps, config.control_plane_namespace);
-  if (!config_maps) co_return api::Error{config_maps.error().message};
+  if (!config_maps)
+    co_return api_error(config_maps.error(), "listing the control-plane configmaps");
   take_items(config_maps->list, "ConfigMap", view.config_maps);
 
   auto nodes = co_await client->list_all(kube::resources::kNodes, "");
-  if (!nodes) co_return api::Error{nodes.error().message};
+  if (!nodes) co_return api_error(nodes.error(), "listing nodes");
   for (const rapidjson::Value& n : nodes->list["items"].GetArray())
     view.kubelet_versions.push_back(api::string_at(n, {"status", "nodeInfo", "kubeletVersion"}));
   co_return view;
@@ -303,7 +392,10 @@ api::Result<restart::ClusterView> cluster_view_from(const RestartsCache& cache,
   take_store(*cache.istio_operators, "", true, view.istio_operators);
   for (const runtime::Store* w : cache.workloads)
     take_store(*w, ns, false, view.workloads);
-  take_store(*cache.pods, ns, false, view.pods);
+  if (cache.pod_index != nullptr && ns.empty())
+    view.pod_groups = cache.pod_index->groups();
+  else
+    take_store(*cache.pods, ns, false, view.pods);
   take_store(*cache.pod_disruption_budgets, ns, true, view.pod_disruption_budgets);
   take_store(*cache.deployments, config.control_plane_namespace, true,
              view.control_plane_deployments);
@@ -315,52 +407,104 @@ api::Result<restart::ClusterView> cluster_view_from(const RestartsCache& cache,
   return view;
 }
 
-Engines build_engines(const restart::ClusterView& view, const RestartsConfig& config) {
-  Engines engines;
+namespace {
+
+// The revisions the view's webhook configurations serve (their istio.io/rev label).
+std::set<std::string> webhook_revisions(const restart::ClusterView& view) {
   std::set<std::string> revisions;
   for (const auto& mwc : view.webhook_configurations) {
     std::string r = api::string_at(mwc, {"metadata", "labels", "istio.io/rev"});
     if (!r.empty()) revisions.insert(r);
   }
-  auto data_of = [&](const std::string& name, std::string_view key) -> std::optional<std::string> {
-    for (const auto& cm : view.config_maps)
-      if (api::string_at(cm, {"metadata", "name"}) == name) {
-        const rapidjson::Value* v = api::find_member(cm, "data");
-        if (v == nullptr) return std::string();
-        return api::string_at(*v, {key});
-      }
-    return std::nullopt;
-  };
-  for (const std::string& r : revisions) {
-    std::string suffix = r == "default" ? "" : "-" + r;
-    auto injector_config = data_of("istio-sidecar-injector" + suffix, "config");
-    if (!injector_config) {
-      engines.errors[r] = "ConfigMap " + config.control_plane_namespace +
-                          "/istio-sidecar-injector" + suffix + " not found";
+  return revisions;
+}
+
+// Builds revision `r`'s engine from the view's ConfigMaps, as the webhook builds it
+// (webhook::configmap_sources), into `engines`, or says there why not.
+void build_revision(const restart::ClusterView& view, const RestartsConfig& config,
+                    const std::string& r, Engines& engines) {
+  const std::string injector_name = webhook::injector_configmap_name(r);
+  const std::string mesh_name = webhook::mesh_configmap_name(r);
+  const rapidjson::Value* injector = nullptr;
+  const rapidjson::Value* mesh = nullptr;
+  for (const auto& cm : view.config_maps) {
+    std::string_view name = runtime::name_of(cm);
+    if (name == injector_name) injector = &cm;
+    if (name == mesh_name) mesh = &cm;
+  }
+  const std::string where = "ConfigMap " + config.control_plane_namespace + "/" + injector_name;
+  if (injector == nullptr) {
+    engines.errors[r] = where + " not found";
+    return;
+  }
+  inject::SnapshotSources defaults;
+  defaults.native_sidecars = config.native_sidecars;
+  defaults.node_kubelet_versions = view.kubelet_versions;
+  inject::SnapshotSources sources = webhook::configmap_sources(r, *injector, mesh, defaults);
+  auto snapshot = inject::build_snapshot(sources);
+  if (!snapshot) {
+    engines.errors[r] = where + ": " + snapshot.message();
+    return;
+  }
+  engines.snapshots[r] = *snapshot;
+  std::string key = inject::injector_fingerprint(sources);
+  key += '|';
+  key += std::to_string(static_cast<int>(sources.native_sidecars));
+  for (const std::string& v : sources.node_kubelet_versions)
+    key += '|' + v;
+  engines.engine_keys[r] = std::move(key);
+}
+
+}  // namespace
+
+Engines build_engines(const restart::ClusterView& view, const RestartsConfig& config) {
+  Engines engines;
+  for (const std::string& r : webhook_revisions(view))
+    build_revision(view, config, r, engines);
+  return engines;
+}
+
+Engines engines_from(const webhook::RevisionStore& revisions, const restart::ClusterView& view,
+                     const RestartsConfig& config) {
+  Engines engines;
+  for (const std::string& r : webhook_revisions(view)) {
+    std::shared_ptr<const webhook::RevisionConfig> published = revisions.get(r);
+    if (published != nullptr && published->snapshot != nullptr) {
+      engines.snapshots[r] = published->snapshot;
+      engines.engine_keys[r] = "webhook#" + std::to_string(published->generation);
       continue;
     }
-    inject::SnapshotSources sources;
-    sources.revision = r;
-    sources.config = *injector_config;
-    sources.values = data_of("istio-sidecar-injector" + suffix, "values").value_or("");
-    sources.mesh = data_of("istio" + suffix, "mesh").value_or("");
-    sources.native_sidecars = config.native_sidecars;
-    sources.node_kubelet_versions = view.kubelet_versions;
-    auto snapshot = inject::build_snapshot(sources);
-    if (!snapshot) {
-      engines.errors[r] = "ConfigMap " + config.control_plane_namespace +
-                          "/istio-sidecar-injector" + suffix + ": " + snapshot.message();
-      continue;
-    }
-    engines.snapshots[r] = *snapshot;
-    std::string key = inject::injector_fingerprint(sources);
-    key += '|';
-    key += std::to_string(static_cast<int>(sources.native_sidecars));
-    for (const std::string& v : sources.node_kubelet_versions)
-      key += '|' + v;
-    engines.engine_keys[r] = std::move(key);
+    // Not published (yet: the webhook's ConfigMapSource builds after the change that woke this
+    // pass, or never: the ConfigMap does not build): built here the same way.
+    build_revision(view, config, r, engines);
   }
   return engines;
+}
+
+std::shared_ptr<const Engines> RestartsReconciler::engines_for(const restart::ClusterView& view) {
+  std::vector<restart::ObjectList::Item> sources;
+  sources.reserve(view.config_maps.size() + view.webhook_configurations.size());
+  for (std::size_t i = 0; i < view.config_maps.size(); ++i)
+    sources.push_back(view.config_maps.item(i));
+  for (std::size_t i = 0; i < view.webhook_configurations.size(); ++i)
+    sources.push_back(view.webhook_configurations.item(i));
+  // With the webhook's store: which configuration each revision has there now.
+  std::string published;
+  if (config_.revisions != nullptr)
+    for (const std::string& r : webhook_revisions(view)) {
+      auto c = config_.revisions->get(r);
+      published += r + "=" + (c != nullptr ? std::to_string(c->generation) : "-") + ";";
+    }
+  if (engines_ != nullptr && sources == engine_sources_ &&
+      view.kubelet_versions == engine_kubelets_ && published == engine_published_)
+    return engines_;
+  engines_ = std::make_shared<const Engines>(config_.revisions != nullptr
+                                                 ? engines_from(*config_.revisions, view, config_)
+                                                 : build_engines(view, config_));
+  engine_sources_ = std::move(sources);
+  engine_kubelets_ = view.kubelet_versions;
+  engine_published_ = std::move(published);
+  return engines_;
 }
 
 DecisionCache::Key DecisionCache::key_of(const std::string& revision, const std::string& engine_key,
@@ -382,24 +526,23 @@ std::size_t DecisionCache::KeyHash::operator()(const Key& k) const {
 const restart::Desired* DecisionCache::find(const Key& key) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return nullptr;
-  it->second.used = true;
+  it->second.used = pass_;
   return &it->second.desired;
 }
 
 void DecisionCache::put(const Key& key, restart::Desired desired) {
   auto it = entries_.find(key);
   if (it != entries_.end()) {
-    it->second = Entry{std::move(desired), true};
+    it->second = Entry{std::move(desired), pass_};
     return;
   }
   if (entries_.size() >= max_entries_) return;
-  entries_.emplace(key, Entry{std::move(desired), true});
+  entries_.emplace(key, Entry{std::move(desired), pass_});
 }
 
 void DecisionCache::begin_pass() {
-  std::erase_if(entries_, [](const auto& e) { return !e.second.used; });
-  for (auto& [key, entry] : entries_)
-    entry.used = false;
+  std::erase_if(entries_, [&](const auto& e) { return pass_ - e.second.used >= keep_passes_; });
+  ++pass_;
 }
 
 restart::DesiredFn Engines::desired(DecisionCache* cache) const {
@@ -442,9 +585,16 @@ restart::DesiredFn Engines::desired(DecisionCache* cache) const {
 RestartsReconciler::RestartsReconciler(std::shared_ptr<kube::Client> client, RestartsConfig config,
                                        metrics::Registry* registry,
                                        std::shared_ptr<kube::EventRecorder> events, Now now)
-    : client_(std::move(client)),
+    : RestartsReconciler(std::move(config),
+                         kube::client_writer(client, std::move(events)), client,
+                         registry, std::move(now)) {}
+
+RestartsReconciler::RestartsReconciler(RestartsConfig config, std::shared_ptr<kube::Writer> writer,
+                                       std::shared_ptr<kube::Client> reads,
+                                       metrics::Registry* registry, Now now)
+    : client_(std::move(reads)),
+      writer_(std::move(writer)),
       config_(std::move(config)),
-      events_(std::move(events)),
       now_(std::move(now)) {
   if (config_.default_istio_version.empty())
     config_.default_istio_version = manifest::default_chart_set().version;
@@ -463,22 +613,164 @@ RestartsReconciler::RestartsReconciler(std::shared_ptr<kube::Client> client, Res
   }
 }
 
+namespace {
+
+// maxConcurrent and maxConcurrentPerNamespace: the restarts under way, cluster-wide and per
+// namespace, and whether an entry may start now.
+struct Slots {
+  int running = 0;
+  std::map<std::string, int> per_namespace;
+
+  void take(const std::string& ns) {
+    ++running;
+    ++per_namespace[ns];
+  }
+  bool admits(const restart::PlanEntry& e) const {
+    if (running >= e.policy.max_concurrent) return false;
+    if (!e.policy.max_concurrent_per_namespace) return true;
+    auto it = per_namespace.find(e.plan.ns);
+    return (it == per_namespace.end() ? 0 : it->second) < *e.policy.max_concurrent_per_namespace;
+  }
+};
+
+// A restart that failed; under failurePolicy Pause (the default) nothing more starts this pass.
+void fail_entry(PassReport& report, const std::string& key, const restart::PlanEntry& e,
+                const std::string& message) {
+  report.failed.push_back({key, message});
+  if (e.policy.failure_policy == restart::FailurePolicy::kPause && !report.paused) {
+    report.paused = true;
+    report.pause_reason = "restart of " + key + " failed (" + message +
+                          "); failurePolicy Pause: no further restarts start";
+  }
+}
+
+// Where a Rollout-strategy restart started earlier stands (pure). `w` is the workload, `pods`
+// its pods by name. Kinds that do not roll on a template change (rolls_pod_by_pod) get one pod
+// created before the restart deleted at a time, once every pod is Ready: `delete_pod` names it
+// (only when `execute`).
+struct FollowDecision {
+  restart::RolloutStatus status;
+  std::string delete_pod;
+};
+FollowDecision follow_rollout(const restart::PlanEntry& e, const rapidjson::Value& w,
+                              const std::vector<const rapidjson::Value*>& pods, SystemTime now,
+                              bool execute) {
+  std::string restarted_at = api::string_at(
+      w, {"spec", "template", "metadata", "annotations", restart::kRestartedAtAnnotation});
+  SystemTime started = parse_rfc3339(restarted_at).value_or(now);
+  FollowDecision d;
+  if (!restart::rolls_pod_by_pod(w)) {
+    d.status = restart::rollout_status(w, started, now, e.policy.rollout_timeout);
+    // The rollout finished but the pods still do not match (e.g. the webhook was not
+    // called): keep waiting until the timeout, then call it failed.
+    if (d.status.state == restart::RolloutState::kComplete) {
+      if (now - started >= e.policy.rollout_timeout)
+        d.status = {restart::RolloutState::kFailed,
+                    "rollout completed but the pods still do not match: " + e.plan.detail};
+      else
+        d.status = {restart::RolloutState::kProgressing, "waiting for the new pods to show up"};
+    }
+    return d;
+  }
+  bool all_ready = std::all_of(pods.begin(), pods.end(),
+                               [](const rapidjson::Value* p) { return pod_ready(*p); });
+  const rapidjson::Value* victim = nullptr;
+  for (const rapidjson::Value* p : pods) {
+    auto created = parse_rfc3339(api::string_at(*p, {"metadata", "creationTimestamp"}));
+    if (created && *created < started && api::find(*p, "/metadata/deletionTimestamp") == nullptr) {
+      victim = p;
+      break;
+    }
+  }
+  if (now - started >= e.policy.rollout_timeout) {
+    d.status = {restart::RolloutState::kFailed,
+                "pods were not all replaced and Ready within " +
+                    std::to_string(e.policy.rollout_timeout.count()) + "s"};
+  } else if (victim != nullptr && all_ready && execute) {
+    d.delete_pod = api::string_at(*victim, {"metadata", "name"});
+    d.status = {restart::RolloutState::kProgressing, "deleted pod " + d.delete_pod};
+  } else {
+    d.status = {restart::RolloutState::kProgressing,
+                victim == nullptr ? "waiting for replaced pods to become Ready"
+                                  : "waiting for every pod to be Ready before the next one"};
+  }
+  return d;
+}
+
+// The merge patch that records (or, `remove`, removes) meshop.io/stale-since on a workload.
+std::string stale_since_patch(const restart::PlanEntry& e, bool remove) {
+  rapidjson::Document patch(rapidjson::kObjectType);
+  auto& pa = patch.GetAllocator();
+  rapidjson::Value annotations(rapidjson::kObjectType);
+  annotations.AddMember(
+      api::make_string(restart::kStaleSinceAnnotation, pa),
+      remove ? rapidjson::Value(rapidjson::kNullType)
+             : api::make_string(restart::stale_since_value(e.stale_since, e.cause), pa),
+      pa);
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember("annotations", annotations, pa);
+  patch.AddMember("metadata", meta, pa);
+  return api::to_json(patch);
+}
+
+}  // namespace
+
+// What the steps of one pass share.
+struct RestartsReconciler::PassState {
+  explicit PassState(bool execute_, SystemTime now_) : execute(execute_), now(now_) {}
+  const bool execute;
+  const SystemTime now;
+  restart::ClusterView view;
+  std::shared_ptr<const Engines> engines;
+  std::optional<OwnedIndex> owned;  // over `view`
+  PassReport report;
+  Slots slots;
+  // Restarts this process started that the store does not show yet (unseen_restarts_).
+  std::set<std::string> unseen;
+};
+
 kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
-  const SystemTime now = now_();
-  api::Result<restart::ClusterView> loaded = api::Error{""};
+  PassState st(execute, now_());
+  api::Status observed = co_await observe(st);
+  if (!observed) co_return observed.error();
+  api::Status followed = co_await follow_rollouts(st);
+  if (!followed) co_return followed.error();
+  // 1b./1c. The health watch after every restart, then each IstioOperator's wave.
+  watch_health(st.report, *st.owned,
+               [&st](const std::string& key, const restart::PlanEntry& e,
+                     const std::string& message) { fail_entry(st.report, key, e, message); });
+  decide_waves(st.report, st.view, *st.owned, execute);
+  api::Status evictions = co_await continue_evictions(st);
+  if (!evictions) co_return evictions.error();
+  api::Status recorded = co_await record_staleness(st);
+  if (!recorded) co_return recorded.error();
+  api::Status started = co_await start_admitted(st);
+  if (!started) co_return started.error();
+  api::Status reported = co_await report_results(st);
+  if (!reported) co_return reported.error();
+  st.owned.reset();
+  st.report.engines = std::move(st.engines);
+  st.report.view = std::make_shared<const restart::ClusterView>(std::move(st.view));
+  co_return std::move(st.report);
+}
+
+kube::Task<api::Status> RestartsReconciler::observe(PassState& st) {
+  const SystemTime now = st.now;
+  api::Result<restart::ClusterView> loaded =
+      api::Error{"restarts: nothing to read the cluster from"};
   if (config_.cache != nullptr)
     loaded = cluster_view_from(*config_.cache, config_);
-  else
+  else if (client_ != nullptr)
     loaded = co_await load_cluster_view(client_, config_);
   if (!loaded) co_return loaded.error();
-  restart::ClusterView& view = *loaded;
-  auto engines = std::make_shared<const Engines>(build_engines(view, config_));
+  st.view = std::move(*loaded);
+  st.engines = engines_for(st.view);
+  st.owned.emplace(st.view);
+  PassReport& report = st.report;
+  report.engine_errors = st.engines->errors;
+  for (const auto& iop : st.view.istio_operators)
+    report.istio_operators.push_back(source_of(iop));
 
-  PassReport report;
-  report.engine_errors = engines->errors;
-  for (const auto& iop : view.istio_operators)
-    report.istio_operators.push_back(api::string_at(iop, {"metadata", "namespace"}) + "/" +
-                                     api::string_at(iop, {"metadata", "name"}));
   restart::ClusterPlanOptions plan_options;
   plan_options.namespace_filter = config_.namespace_filter;
   plan_options.control_plane_namespace = config_.control_plane_namespace;
@@ -486,77 +778,82 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
   std::erase_if(evict_restarts_,
                 [&](const auto& kv) { return now - kv.second.at > std::chrono::hours(24); });
   plan_options.last_restarts = evict_restarts_;
+  // The plans of unchanged workloads are reused while the engines are the same. Only over
+  // informer stores: lists give new objects every pass, and the memo would keep the previous
+  // pass's alive for nothing.
+  if (config_.cache != nullptr) plan_options.memo = &plans_;
+  for (const auto& [revision, key] : st.engines->engine_keys)
+    plan_options.desired_key += revision + "=" + key + ";";
+  for (const auto& [revision, error] : st.engines->errors)
+    plan_options.desired_key += revision + "!" + error + ";";
   decisions_.begin_pass();
-  report.plan = restart::plan_cluster(view, engines->desired(&decisions_), now, plan_options);
+  report.plan = restart::plan_cluster(st.view, st.engines->desired(&decisions_), now, plan_options);
+
   // Restarts this process started that the store does not show yet are in progress, whatever
   // the store's older copy of the workload says (unseen_restarts_).
-  std::set<std::string> unseen;
-  for (restart::PlanEntry& e : report.plan) {
-    const std::string key = workload_key(e.plan);
-    auto it = unseen_restarts_.find(key);
-    if (it == unseen_restarts_.end()) continue;
-    const rapidjson::Value* w = find_workload(view, e.plan);
-    if (w == nullptr || api::string_at(*w, {"metadata", "uid"}) != it->second.uid ||
-        generation_of(*w) >= it->second.generation ||
-        now - it->second.at >= e.policy.rollout_timeout) {
-      unseen_restarts_.erase(it);
-      continue;
+  if (!unseen_restarts_.empty()) {
+    std::set<std::string> planned;
+    for (restart::PlanEntry& e : report.plan) {
+      const std::string key = workload_key(e.plan);
+      planned.insert(key);
+      auto it = unseen_restarts_.find(key);
+      if (it == unseen_restarts_.end()) continue;
+      const rapidjson::Value* w = workload_of(e);
+      if (w == nullptr || api::string_at(*w, {"metadata", "uid"}) != it->second.uid ||
+          generation_of(*w) >= it->second.generation ||
+          now - it->second.at >= e.policy.rollout_timeout) {
+        unseen_restarts_.erase(it);
+        continue;
+      }
+      if (e.action != Action::kRestart && e.action != Action::kWouldRestart &&
+          e.action != Action::kDeferred && e.action != Action::kInProgress)
+        continue;
+      e.action = Action::kInProgress;
+      e.cause = it->second.cause;
+      e.why = "restarted for " + e.cause + "; the informer does not show the restart yet";
+      st.unseen.insert(key);
     }
-    if (e.action != Action::kRestart && e.action != Action::kWouldRestart &&
-        e.action != Action::kDeferred && e.action != Action::kInProgress)
-      continue;
-    e.action = Action::kInProgress;
-    e.cause = it->second.cause;
-    e.why = "restarted for " + e.cause + "; the informer does not show the restart yet";
-    unseen.insert(key);
+    std::erase_if(unseen_restarts_, [&](const auto& kv) { return !planned.count(kv.first); });
   }
-  std::erase_if(unseen_restarts_, [&](const auto& kv) {
-    return std::none_of(report.plan.begin(), report.plan.end(), [&](const restart::PlanEntry& e) {
-      return workload_key(e.plan) == kv.first;
-    });
-  });
   // Causes waiting (minInterval, or any other gate) are coalesced into the next restart.
   for (const restart::PlanEntry& e : report.plan) {
-    if (e.action == Action::kNone) deferred_causes_.erase(workload_key(e.plan));
+    if (e.action == Action::kNone) {
+      if (!deferred_causes_.empty()) deferred_causes_.erase(workload_key(e.plan));
+      continue;
+    }
     if (e.action != Action::kDeferred || e.cause.empty()) continue;
     // An Evict wave between its first eviction and the replacement is its own cause, not a
-    // new one (evict_running below keeps it going).
+    // new one (evict_running keeps it going).
     if (auto it = evict_restarts_.find(workload_key(e.plan));
         it != evict_restarts_.end() && it->second.cause == e.cause)
       continue;
     auto& causes = deferred_causes_[workload_key(e.plan)];
     if (std::find(causes.begin(), causes.end(), e.cause) == causes.end()) causes.push_back(e.cause);
   }
-  // What the Restarted Event of `e` says about the causes it coalesces; forgets them.
-  auto coalesced = [&](const restart::PlanEntry& e) {
-    auto it = deferred_causes_.find(workload_key(e.plan));
-    if (it == deferred_causes_.end()) return std::string();
-    std::vector<std::string> causes = std::move(it->second);
-    deferred_causes_.erase(it);
-    if (std::find(causes.begin(), causes.end(), e.cause) == causes.end()) causes.push_back(e.cause);
-    if (causes.size() < 2) return std::string();
-    std::string out = "; coalesces " + std::to_string(causes.size()) + " causes seen meanwhile:";
-    for (std::size_t i = 0; i < causes.size(); ++i)
-      out += (i == 0 ? " " : ", ") + causes[i];
-    return out;
-  };
+  co_return api::ok_status();
+}
 
-  // 1. Rollouts and eviction waves in progress.
-  std::map<std::string, int> running_per_ns;
-  int running = 0;
-  auto fail_entry = [&](const std::string& key, const restart::PlanEntry& e,
-                        const std::string& message) {
-    report.failed.push_back({key, message});
-    if (e.policy.failure_policy == restart::FailurePolicy::kPause && !report.paused) {
-      report.paused = true;
-      report.pause_reason = "restart of " + key + " failed (" + message +
-                            "); failurePolicy Pause: no further restarts start";
-    }
-  };
+std::string RestartsReconciler::coalesced(const restart::PlanEntry& e) {
+  auto it = deferred_causes_.find(workload_key(e.plan));
+  if (it == deferred_causes_.end()) return std::string();
+  std::vector<std::string> causes = std::move(it->second);
+  deferred_causes_.erase(it);
+  if (std::find(causes.begin(), causes.end(), e.cause) == causes.end()) causes.push_back(e.cause);
+  if (causes.size() < 2) return std::string();
+  std::string out = "; coalesces " + std::to_string(causes.size()) + " causes seen meanwhile:";
+  for (std::size_t i = 0; i < causes.size(); ++i)
+    out += (i == 0 ? " " : ", ") + causes[i];
+  return out;
+}
+
+kube::Task<api::Status> RestartsReconciler::follow_rollouts(PassState& st) {
+  const SystemTime now = st.now;
+  PassReport& report = st.report;
   std::erase_if(evicted_at_,
                 [&](const auto& kv) { return now - kv.second > std::chrono::hours(1); });
   for (restart::PlanEntry& e : report.plan) {
     if (e.policy.strategy == restart::Strategy::kEvict) {
+      if (e.action == Action::kNone && evicted_at_.empty()) continue;
       std::string key = workload_key(e.plan);
       if (e.action == Action::kNone) {
         // Up to date; the last replacement may still be on its way to Ready.
@@ -568,221 +865,177 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
         }
         if (!e.evict.failed.empty()) {
           evicted_at_.erase(it);
-          fail_entry(key, e, e.evict.failed);
+          fail_entry(report, key, e, e.evict.failed);
           continue;
         }
         report.progressing.push_back({key, e.evict.waiting});
-        ++running;
-        ++running_per_ns[e.plan.ns];
+        st.slots.take(e.plan.ns);
         continue;
       }
       if (!evict_running(e, now)) continue;
       e.action = Action::kInProgress;
       if (!e.evict.failed.empty()) {
-        fail_entry(key, e, e.evict.failed);
+        fail_entry(report, key, e, e.evict.failed);
         continue;
       }
       report.progressing.push_back(
           {key, e.evict.next.empty() ? e.evict.waiting : "evicting pod " + e.evict.next});
-      ++running;
-      ++running_per_ns[e.plan.ns];
+      st.slots.take(e.plan.ns);
       continue;
     }
     if (e.action != Action::kInProgress) continue;
-    const rapidjson::Value* w = find_workload(view, e.plan);
+    const rapidjson::Value* w = workload_of(e);
     if (w == nullptr) continue;
     std::string key = workload_key(e.plan);
-    if (unseen.count(key)) {  // the store's copy predates the restart: nothing to judge by
+    if (st.unseen.count(key)) {  // the store's copy predates the restart: nothing to judge by
       report.progressing.push_back({key, e.why});
-      ++running;
-      ++running_per_ns[e.plan.ns];
+      st.slots.take(e.plan.ns);
       continue;
     }
-    std::string restarted_at = api::string_at(
-        *w, {"spec", "template", "metadata", "annotations", restart::kRestartedAtAnnotation});
-    SystemTime started = parse_rfc3339(restarted_at).value_or(now);
-    restart::RolloutStatus status;
-    if (restart::rolls_pod_by_pod(*w)) {
-      // Delete one pod created before the restart, once every pod is Ready.
-      auto pods = pods_of(view, *w);
-      bool all_ready = std::all_of(pods.begin(), pods.end(),
-                                   [](const rapidjson::Value* p) { return pod_ready(*p); });
-      const rapidjson::Value* victim = nullptr;
-      for (const rapidjson::Value* p : pods) {
-        auto created = parse_rfc3339(api::string_at(*p, {"metadata", "creationTimestamp"}));
-        if (created && *created < started &&
-            api::find(*p, "/metadata/deletionTimestamp") == nullptr) {
-          victim = p;
-          break;
-        }
-      }
-      if (now - started >= e.policy.rollout_timeout) {
-        status = {restart::RolloutState::kFailed,
-                  "pods were not all replaced and Ready within " +
-                      std::to_string(e.policy.rollout_timeout.count()) + "s"};
-      } else if (victim != nullptr && all_ready && execute) {
-        std::string pod_name = api::string_at(*victim, {"metadata", "name"});
-        auto deleted = co_await client_->remove(kube::resources::kPods, e.plan.ns, pod_name);
-        if (!deleted && !deleted.error().is(kube::ErrorKind::kNotFound))
-          co_return api::Error{deleted.error().message};
-        report.pods_deleted.push_back(e.plan.ns + "/" + pod_name);
-        status = {restart::RolloutState::kProgressing, "deleted pod " + pod_name};
-      } else {
-        status = {restart::RolloutState::kProgressing,
-                  victim == nullptr ? "waiting for replaced pods to become Ready"
-                                    : "waiting for every pod to be Ready before the next one"};
-      }
-    } else {
-      status = restart::rollout_status(*w, started, now, e.policy.rollout_timeout);
-      // The rollout finished but the pods still do not match (e.g. the webhook was not
-      // called): keep waiting until the timeout, then call it failed.
-      if (status.state == restart::RolloutState::kComplete) {
-        if (now - started >= e.policy.rollout_timeout)
-          status = {restart::RolloutState::kFailed,
-                    "rollout completed but the pods still do not match: " + e.plan.detail};
-        else
-          status = {restart::RolloutState::kProgressing, "waiting for the new pods to show up"};
-      }
+    FollowDecision d =
+        follow_rollout(e, *w,
+                       restart::rolls_pod_by_pod(*w) ? st.owned->pods_of(*w)
+                                                     : std::vector<const rapidjson::Value*>{},
+                       now, st.execute);
+    if (!d.delete_pod.empty()) {
+      auto deleted = co_await writer_->remove(kube::resources::kPods, e.plan.ns, d.delete_pod);
+      if (!deleted && !deleted.error().is(kube::ErrorKind::kNotFound))
+        co_return api_error(deleted.error(), "deleting pod " + e.plan.ns + "/" + d.delete_pod);
+      report.pods_deleted.push_back(e.plan.ns + "/" + d.delete_pod);
     }
-    if (status.state == restart::RolloutState::kFailed) {
-      fail_entry(key, e, status.message);
+    if (d.status.state == restart::RolloutState::kFailed) {
+      fail_entry(report, key, e, d.status.message);
     } else {
-      report.progressing.push_back({key, status.message});
-      ++running;
-      ++running_per_ns[e.plan.ns];
+      report.progressing.push_back({key, d.status.message});
+      st.slots.take(e.plan.ns);
     }
   }
+  co_return api::ok_status();
+}
 
-  // 1b./1c. The health watch after every restart, then each IstioOperator's wave.
-  watch_health(report, view, fail_entry);
-  decide_waves(report, view, execute);
-
+kube::Task<api::Status> RestartsReconciler::continue_evictions(PassState& st) {
+  PassReport& report = st.report;
   // Waves under way: the next pod goes once the previous replacement is Ready (evict_step), and
   // none while a failure pauses the restarts.
-  if (execute && !report.paused) {
+  if (st.execute && !report.paused) {
     for (restart::PlanEntry& e : report.plan)
       if (e.policy.strategy == restart::Strategy::kEvict && e.action == Action::kInProgress &&
           !e.evict.next.empty()) {
-        auto st = co_await evict_next(e, view, false, report);
-        if (!st) co_return st.error();
+        auto s = co_await evict_next(e, false, report);
+        if (!s) co_return s.error();
       }
   }
   // A pass that executes nothing asks the apiserver whether each next eviction would go.
-  if (!execute) {
+  if (!st.execute) {
     for (restart::PlanEntry& e : report.plan) {
       bool would = e.action == Action::kRestart || e.action == Action::kInProgress ||
                    e.action == Action::kWouldRestart;
       if (e.policy.strategy == restart::Strategy::kEvict && would && !e.evict.next.empty()) {
-        auto st = co_await evict_next(e, view, true, report);
-        if (!st) co_return st.error();
+        auto s = co_await evict_next(e, true, report);
+        if (!s) co_return s.error();
       }
     }
   }
+  co_return api::ok_status();
+}
 
+kube::Task<api::Status> RestartsReconciler::record_staleness(PassState& st) {
   // Deadlines (spec.restarts.maxStaleness): the first pass that sees a stale cause records when,
   // on the workload's metadata (meshop.io/stale-since; the pod template is not touched), so the
   // deadline survives meshop's restarts and leader changes. Written once per cause by this
   // process, whatever a lagging store shows meanwhile; removed once the workload is up to date
   // (a record left behind would date the next episode of the same cause).
-  if (execute) {
-    for (const restart::PlanEntry& e : report.plan) {
-      const std::string key = workload_key(e.plan);
-      const bool remove = e.stale_since_left;
-      if (!remove && e.plan.verdict == restart::Verdict::kUpToDate)
-        stale_since_written_.erase(key);  // no record left: forget what was written
-      if (!remove && (e.plan.verdict != restart::Verdict::kStale || !e.policy.max_staleness ||
-                      e.stale_since_recorded || e.cause.empty()))
-        continue;
-      // The cause written, or "" for a removal sent that the store does not show yet.
-      const std::string record = remove ? std::string() : e.cause;
-      if (auto it = stale_since_written_.find(key);
-          it != stale_since_written_.end() && it->second == record)
-        continue;
-      const kube::ResourceType* type = resource_of(e.plan.kind);
-      if (type == nullptr) continue;
-      rapidjson::Document patch(rapidjson::kObjectType);
-      auto& pa = patch.GetAllocator();
-      rapidjson::Value annotations(rapidjson::kObjectType);
-      annotations.AddMember(
-          api::make_string(restart::kStaleSinceAnnotation, pa),
-          remove ? rapidjson::Value(rapidjson::kNullType)
-                 : api::make_string(restart::stale_since_value(e.stale_since, e.cause), pa),
-          pa);
-      rapidjson::Value meta(rapidjson::kObjectType);
-      meta.AddMember("annotations", annotations, pa);
-      patch.AddMember("metadata", meta, pa);
-      auto r = co_await client_->patch(*type, e.plan.ns, e.plan.name, kube::PatchType::kMerge,
-                                       api::to_json(patch));
-      if (!r && !r.error().is(kube::ErrorKind::kNotFound)) co_return api::Error{r.error().message};
-      stale_since_written_[key] = record;
+  if (!st.execute) co_return api::ok_status();
+  for (const restart::PlanEntry& e : st.report.plan) {
+    const bool remove = e.stale_since_left;
+    if (!remove && e.plan.verdict == restart::Verdict::kUpToDate) {
+      if (!stale_since_written_.empty())
+        stale_since_written_.erase(workload_key(e.plan));  // no record left: forget it
+      continue;
     }
+    if (!remove && (e.plan.verdict != restart::Verdict::kStale || !e.policy.max_staleness ||
+                    e.stale_since_recorded || e.cause.empty()))
+      continue;
+    const std::string key = workload_key(e.plan);
+    // The cause written, or "" for a removal sent that the store does not show yet.
+    const std::string record = remove ? std::string() : e.cause;
+    if (auto it = stale_since_written_.find(key);
+        it != stale_since_written_.end() && it->second == record)
+      continue;
+    const kube::ResourceType* type = resource_of(e.plan.kind);
+    if (type == nullptr) continue;
+    auto r = co_await writer_->patch(*type, e.plan.ns, e.plan.name, kube::PatchType::kMerge,
+                                     stale_since_patch(e, remove));
+    if (!r && !r.error().is(kube::ErrorKind::kNotFound))
+      co_return api_error(r.error(), "recording when " + key + " became stale");
+    stale_since_written_[key] = record;
   }
+  co_return api::ok_status();
+}
 
-  // 2./3. Start admitted restarts.
-  if (execute && !report.paused) {
-    for (restart::PlanEntry& e : report.plan) {
-      bool wanted = e.action == Action::kRestart ||
-                    (e.action == Action::kWouldRestart && config_.run_dry_run_entries);
-      if (!wanted) continue;
-      if (running >= e.policy.max_concurrent) continue;
-      if (e.policy.max_concurrent_per_namespace &&
-          running_per_ns[e.plan.ns] >= *e.policy.max_concurrent_per_namespace)
-        continue;
-      if (e.policy.strategy == restart::Strategy::kEvict) {
-        if (e.evict.next.empty()) continue;
-        std::size_t evicted = report.pods_evicted.size();
-        auto st = co_await evict_next(e, view, false, report);
-        if (!st) co_return st.error();
-        if (report.pods_evicted.size() == evicted) continue;  // refused: Deferred, not started
-        report.started.push_back(workload_key(e.plan));
-        evict_restarts_[workload_key(e.plan)] = {now, e.cause};
-        ++running;
-        ++running_per_ns[e.plan.ns];
-        if (restarts_total_ != nullptr)
-          restarts_total_->with({std::string(restart::reason_name(*e.plan.reason)), "started"})
-              .Increment();
-        std::string also = coalesced(e);
-        if (const rapidjson::Value* w = find_workload(view, e.plan); w != nullptr && events_)
-          events_->record(
-              kube::reference_to(*w), kube::EventType::kNormal, "Restarted", "Restart",
-              e.plan.detail + "; restarting by eviction, pod by pod (" + e.cause + ")" + also);
-        continue;
-      }
-      const kube::ResourceType* type = resource_of(e.plan.kind);
-      if (type == nullptr) continue;
-      // Only the copy the plan judged is restarted: a store lagging behind another writer
-      // (a previous leader's restart it has not shown yet) gets a 409, not a second restart.
-      const rapidjson::Value* planned = find_workload(view, e.plan);
-      std::string patch = restart::restart_patch(
-          e.cause, now,
-          planned != nullptr ? api::string_at(*planned, {"metadata", "resourceVersion"}) : "");
-      auto patched = co_await client_->patch(*type, e.plan.ns, e.plan.name,
-                                             kube::PatchType::kStrategicMerge, patch);
-      if (!patched && patched.error().is(kube::ErrorKind::kConflict)) {
-        log::info("workload changed since the plan read it; not restarted, planned again next pass",
-                  {{"workload", workload_key(e.plan)}, {"cause", e.cause}});
-        continue;
-      }
-      if (!patched) co_return api::Error{patched.error().message};
-      unseen_restarts_[workload_key(e.plan)] = {
-          e.cause, api::string_at(*patched, {"metadata", "uid"}), generation_of(*patched), now};
-      report.started.push_back(workload_key(e.plan));
-      ++running;
-      ++running_per_ns[e.plan.ns];
-      log::info(
-          "restarted workload",
-          {{"workload", workload_key(e.plan)}, {"cause", e.cause}, {"detail", e.plan.detail}});
+kube::Task<api::Status> RestartsReconciler::start_admitted(PassState& st) {
+  // 2./3. Start the admitted restarts, unless a failure paused them.
+  PassReport& report = st.report;
+  if (!st.execute || report.paused) co_return api::ok_status();
+  for (restart::PlanEntry& e : report.plan) {
+    bool wanted = e.action == Action::kRestart ||
+                  (e.action == Action::kWouldRestart && config_.run_dry_run_entries);
+    if (!wanted || !st.slots.admits(e)) continue;
+    const std::string key = workload_key(e.plan);
+    if (e.policy.strategy == restart::Strategy::kEvict) {
+      if (e.evict.next.empty()) continue;
+      std::size_t evicted = report.pods_evicted.size();
+      auto s = co_await evict_next(e, false, report);
+      if (!s) co_return s.error();
+      if (report.pods_evicted.size() == evicted) continue;  // refused: Deferred, not started
+      report.started.push_back(key);
+      evict_restarts_[key] = {st.now, e.cause};
+      st.slots.take(e.plan.ns);
       if (restarts_total_ != nullptr)
         restarts_total_->with({std::string(restart::reason_name(*e.plan.reason)), "started"})
             .Increment();
       std::string also = coalesced(e);
-      if (events_)
-        events_->record(kube::reference_to(*patched), kube::EventType::kNormal, "Restarted",
-                        "Restart", e.plan.detail + "; restarted (" + e.cause + ")" + also);
+      if (const rapidjson::Value* w = workload_of(e); w != nullptr)
+        writer_->event(
+            kube::reference_to(*w), kube::EventType::kNormal, "Restarted", "Restart",
+            e.plan.detail + "; restarting by eviction, pod by pod (" + e.cause + ")" + also);
+      continue;
     }
+    const kube::ResourceType* type = resource_of(e.plan.kind);
+    if (type == nullptr) continue;
+    // Only the copy the plan judged is restarted: a store lagging behind another writer
+    // (a previous leader's restart it has not shown yet) gets a 409, not a second restart.
+    const rapidjson::Value* planned = workload_of(e);
+    std::string patch = restart::restart_patch(
+        e.cause, st.now,
+        planned != nullptr ? api::string_at(*planned, {"metadata", "resourceVersion"}) : "");
+    auto patched = co_await writer_->patch(*type, e.plan.ns, e.plan.name,
+                                           kube::PatchType::kStrategicMerge, patch);
+    if (!patched && patched.error().is(kube::ErrorKind::kConflict)) {
+      log::info("workload changed since the plan read it; not restarted, planned again next pass",
+                {{"workload", key}, {"cause", e.cause}});
+      continue;
+    }
+    if (!patched) co_return api_error(patched.error(), "restarting " + key);
+    unseen_restarts_[key] = {e.cause, api::string_at(*patched, {"metadata", "uid"}),
+                             generation_of(*patched), st.now};
+    report.started.push_back(key);
+    st.slots.take(e.plan.ns);
+    log::info("restarted workload",
+              {{"workload", key}, {"cause", e.cause}, {"detail", e.plan.detail}});
+    if (restarts_total_ != nullptr)
+      restarts_total_->with({std::string(restart::reason_name(*e.plan.reason)), "started"})
+          .Increment();
+    std::string also = coalesced(e);
+    writer_->event(kube::reference_to(*patched), kube::EventType::kNormal, "Restarted",
+                          "Restart", e.plan.detail + "; restarted (" + e.cause + ")" + also);
   }
+  co_return api::ok_status();
+}
 
-  // 4. Report.
+kube::Task<api::Status> RestartsReconciler::report_results(PassState& st) {
+  // 4. Report: metrics; when executing, Events, status.restarts and the waves' clean-up.
+  const PassReport& report = st.report;
   if (stale_ != nullptr) {
     std::map<std::string, int> counts;
     for (const char* r : {"InjectionEnabled", "InjectionDisabled", "RevisionChanged",
@@ -804,20 +1057,17 @@ kube::Task<api::Result<PassReport>> RestartsReconciler::pass(bool execute) {
               .Increment();
     }
   }
-  if (execute) {
-    record_transitions(report, view);
-    auto status = co_await report_status(report, view);
-    if (!status) co_return status.error();
-    auto waves = co_await apply_waves(report, view);
-    if (!waves) co_return waves.error();
-  }
-  report.engines = std::move(engines);
-  report.view = std::make_shared<const restart::ClusterView>(std::move(view));
-  co_return report;
+  if (!st.execute) co_return api::ok_status();
+  record_transitions(report);
+  auto status = co_await report_status(report, st.view);
+  if (!status) co_return status.error();
+  auto waves = co_await apply_waves(report, st.view);
+  if (!waves) co_return waves.error();
+  co_return api::ok_status();
 }
 
 void RestartsReconciler::watch_health(
-    PassReport& report, const restart::ClusterView& view,
+    PassReport& report, OwnedIndex& owned,
     const std::function<void(const std::string&, const restart::PlanEntry&, const std::string&)>&
         fail) {
   const SystemTime now = now_();
@@ -827,6 +1077,9 @@ void RestartsReconciler::watch_health(
   for (const RolloutReport& f : report.failed)
     failed.insert(f.key);
   for (restart::PlanEntry& e : report.plan) {
+    // Only restarts rolling, or completed and soaking, are watched.
+    if (e.action != Action::kInProgress && (e.action != Action::kNone || completed_at_.empty()))
+      continue;
     const std::string key = workload_key(e.plan);
     // (A restart the store does not show yet has no new pods to judge.)
     if (failed.count(key) || unseen_restarts_.count(key)) continue;
@@ -835,7 +1088,7 @@ void RestartsReconciler::watch_health(
     bool soaking = e.action == Action::kNone && done != completed_at_.end() &&
                    now - done->second < soak_of(e.policy);
     if (!rolling && !soaking) continue;
-    const rapidjson::Value* w = find_workload(view, e.plan);
+    const rapidjson::Value* w = workload_of(e);
     if (w == nullptr) continue;
     std::optional<SystemTime> since;
     if (e.policy.strategy == restart::Strategy::kEvict) {
@@ -845,7 +1098,7 @@ void RestartsReconciler::watch_health(
           *w, {"spec", "template", "metadata", "annotations", restart::kRestartedAtAnnotation}));
     }
     restart::Health h =
-        restart::workload_health(*w, workload_pods(view, *w), e.plan.stale_pods, since, soaking);
+        restart::workload_health(*w, owned.workload_pods(*w), e.plan.stale_pods, since, soaking);
     if (!h.regressed) continue;
     std::erase_if(report.progressing, [&](const RolloutReport& r) { return r.key == key; });
     fail(key, e, "its new pods regressed: " + h.what);
@@ -853,7 +1106,7 @@ void RestartsReconciler::watch_health(
 }
 
 void RestartsReconciler::decide_waves(PassReport& report, const restart::ClusterView& view,
-                                      bool execute) {
+                                      OwnedIndex& owned, bool execute) {
   const SystemTime now = now_();
   std::map<std::string, std::string> failures;
   for (const RolloutReport& f : report.failed)
@@ -912,7 +1165,7 @@ void RestartsReconciler::decide_waves(PassReport& report, const restart::Cluster
       if (auto f = failures.find(key); f != failures.end()) m.failure = f->second;
       if (m.state == restart::MemberState::kWaiting || m.state == restart::MemberState::kRolling) {
         in.affected.push_back(key);
-        const rapidjson::Value* w = find_workload(view, e.plan);
+        const rapidjson::Value* w = workload_of(e);
         in.affected_labels.push_back(w != nullptr ? api::find(*w, "/metadata/labels") : nullptr);
       }
       in.members[key] = std::move(m);
@@ -925,7 +1178,7 @@ void RestartsReconciler::decide_waves(PassReport& report, const restart::Cluster
       if (m->second.state != restart::MemberState::kRolling &&
           m->second.state != restart::MemberState::kDone)
         continue;
-      const rapidjson::Value* w = find_workload(view, e->second->plan);
+      const rapidjson::Value* w = workload_of(*e->second);
       if (w == nullptr) continue;
       std::optional<SystemTime> since;
       if (e->second->policy.strategy == restart::Strategy::kEvict) {
@@ -935,7 +1188,7 @@ void RestartsReconciler::decide_waves(PassReport& report, const restart::Cluster
             *w, {"spec", "template", "metadata", "annotations", restart::kRestartedAtAnnotation}));
       }
       m->second.health =
-          restart::workload_health(*w, workload_pods(view, *w), e->second->plan.stale_pods, since,
+          restart::workload_health(*w, owned.workload_pods(*w), e->second->plan.stale_pods, since,
                                    m->second.state == restart::MemberState::kDone);
     }
 
@@ -990,10 +1243,9 @@ std::vector<std::pair<std::string, std::string>> RestartsReconciler::record_wave
                                         {"workload", d.next.halted_workload},
                                         {"reason", d.next.halt_reason},
                                         {"message", d.next.message}});
-      if (events_)
-        events_->record(iop_reference(iop), kube::EventType::kWarning, "RestartsHalted", "Restart",
-                        d.next.message +
-                            "; nothing more starts until `meshop restart resume` or a spec change");
+      writer_->event(
+          iop_reference(iop), kube::EventType::kWarning, "RestartsHalted", "Restart",
+          d.next.message + "; nothing more starts until `meshop restart resume` or a spec change");
       if (restarts_total_ != nullptr) {
         // The stale reason the canary was restarted for (its cause record, once rolled out).
         std::string reason;
@@ -1001,7 +1253,7 @@ std::vector<std::pair<std::string, std::string>> RestartsReconciler::record_wave
           if (workload_key(e.plan) != d.next.halted_workload) continue;
           if (e.plan.reason) {
             reason = restart::reason_name(*e.plan.reason);
-          } else if (const rapidjson::Value* w = find_workload(view, e.plan)) {
+          } else if (const rapidjson::Value* w = workload_of(e)) {
             if (auto last = restart::last_restart_of(*w))
               reason = last->cause.substr(0, last->cause.find('/'));
           }
@@ -1011,9 +1263,8 @@ std::vector<std::pair<std::string, std::string>> RestartsReconciler::record_wave
     }
     if (d.resumed_now) {
       log::info("restart wave resumed", {{"istio_operator", source}, {"by", d.resumed_by}});
-      if (events_)
-        events_->record(iop_reference(iop), kube::EventType::kNormal, "RestartsResumed", "Restart",
-                        "the halted restart wave resumed by " + d.resumed_by);
+      writer_->event(iop_reference(iop), kube::EventType::kNormal, "RestartsResumed",
+                            "Restart", "the halted restart wave resumed by " + d.resumed_by);
     }
     std::string pause, resume;
     bool has_resume = false;
@@ -1027,10 +1278,11 @@ std::vector<std::pair<std::string, std::string>> RestartsReconciler::record_wave
     }
     std::string& last = last_state_["iop:" + source + "#paused"];
     if (last != pause) {
-      if (!pause.empty() && events_)
-        events_->record(iop_reference(iop), kube::EventType::kNormal, "RestartsPaused", "Restart",
-                        "restarts paused by hand (" + std::string(restart::kPauseAnnotation) +
-                            ": " + pause + ")");
+      if (!pause.empty())
+        writer_->event(iop_reference(iop), kube::EventType::kNormal, "RestartsPaused",
+                              "Restart",
+                              "restarts paused by hand (" + std::string(restart::kPauseAnnotation) +
+                                  ": " + pause + ")");
       last = pause;
     }
     if (has_resume && !(resumed_.count(source) && resumed_[source] == resume)) {
@@ -1046,16 +1298,15 @@ kube::Task<api::Status> RestartsReconciler::apply_waves(const PassReport& report
   // Honour each resume annotation once: the pause is lifted too, and both are removed.
   std::vector<std::pair<std::string, std::string>> resumed = record_waves(report, view);
   if (resumed.empty()) co_return api::ok_status();
-  auto iop_type = co_await client_->discover("install.istio.io/v1alpha1", "IstioOperator");
-  if (!iop_type) co_return api::ok_status();
+  const kube::ResourceType* iop_type = &istio_operator_resource();
   const std::string body = remove_resume_patch();
   for (const auto& [source, value] : resumed) {
     auto slash = source.find('/');
-    auto r = co_await client_->patch(*iop_type, source.substr(0, slash), source.substr(slash + 1),
+    auto r = co_await writer_->patch(*iop_type, source.substr(0, slash), source.substr(slash + 1),
                                      kube::PatchType::kMerge, body);
     if (!r && !r.error().is(kube::ErrorKind::kNotFound)) {
       resumed_.erase(source);
-      co_return api::Error{r.error().message};
+      co_return api_error(r.error(), "removing the resume annotation of IstioOperator " + source);
     }
     log::info("resume annotation honoured and removed", {{"istio_operator", source}});
   }
@@ -1076,9 +1327,8 @@ bool RestartsReconciler::evict_running(const restart::PlanEntry& e, SystemTime n
   return it != evicted_at_.end() && now - it->second < e.policy.rollout_timeout;
 }
 
-kube::Task<api::Status> RestartsReconciler::evict_next(restart::PlanEntry& e,
-                                                       const restart::ClusterView& view,
-                                                       bool dry_run, PassReport& report) {
+kube::Task<api::Status> RestartsReconciler::evict_next(restart::PlanEntry& e, bool dry_run,
+                                                       PassReport& report) {
   const SystemTime now = now_();
   const std::string key = workload_key(e.plan);
   const std::string pod = e.evict.next;
@@ -1089,17 +1339,17 @@ kube::Task<api::Status> RestartsReconciler::evict_next(restart::PlanEntry& e,
       co_return api::ok_status();
     }
   }
-  auto evicted = co_await client_->evict(e.plan.ns, pod, dry_run);
+  auto evicted = co_await writer_->evict(e.plan.ns, pod, dry_run);
   if (evicted) {
     if (dry_run) co_return api::ok_status();
     evict_backoff_.erase(key);
     evicted_at_[key] = now;
     report.pods_evicted.push_back(e.plan.ns + "/" + pod);
     log::info("evicted pod", {{"workload", key}, {"pod", pod}, {"cause", e.cause}});
-    if (const rapidjson::Value* w = find_workload(view, e.plan); w != nullptr && events_)
-      events_->record(kube::reference_to(*w), kube::EventType::kNormal, "Evicted", "Restart",
-                      "evicted pod " + pod + " for " + e.cause + " (" +
-                          std::to_string(e.evict.stale_left - 1) + " stale pods left)");
+    if (const rapidjson::Value* w = workload_of(e); w != nullptr)
+      writer_->event(kube::reference_to(*w), kube::EventType::kNormal, "Evicted", "Restart",
+                            "evicted pod " + pod + " for " + e.cause + " (" +
+                                std::to_string(e.evict.stale_left - 1) + " stale pods left)");
     co_return api::ok_status();
   }
   const kube::Error& err = evicted.error();
@@ -1136,21 +1386,20 @@ kube::Task<api::Status> RestartsReconciler::evict_next(restart::PlanEntry& e,
     e.why = err.message;
     co_return api::ok_status();
   }
-  co_return api::Error{err.message};
+  co_return api_error(err, "evicting pod " + e.plan.ns + "/" + pod);
 }
 
-void RestartsReconciler::record_transitions(const PassReport& report,
-                                            const restart::ClusterView& view) {
+void RestartsReconciler::record_transitions(const PassReport& report) {
   auto note = [&](const std::string& key, const std::string& state, const rapidjson::Value* object,
                   kube::EventType type, const char* reason, const std::string& message) {
     auto& last = last_state_[key];
     if (last == state) return;
     last = state;
-    if (events_ && object != nullptr)
-      events_->record(kube::reference_to(*object), type, reason, "Restart", message);
+    if (object != nullptr)
+      writer_->event(kube::reference_to(*object), type, reason, "Restart", message);
   };
   for (const restart::PlanEntry& e : report.plan) {
-    const rapidjson::Value* w = find_workload(view, e.plan);
+    const rapidjson::Value* w = workload_of(e);
     std::string key = workload_key(e.plan);
     if (e.overdue && e.plan.verdict == restart::Verdict::kStale)
       note(key + "#overdue", "overdue:" + e.cause, w, kube::EventType::kWarning, "RestartOverdue",
@@ -1204,15 +1453,14 @@ void RestartsReconciler::record_transitions(const PassReport& report,
   for (const RolloutReport& f : report.failed) {
     for (const restart::PlanEntry& e : report.plan)
       if (workload_key(e.plan) == f.key)
-        note(f.key + "#failed", f.message, find_workload(view, e.plan), kube::EventType::kWarning,
+        note(f.key + "#failed", f.message, workload_of(e), kube::EventType::kWarning,
              "RestartFailed", f.message);
   }
 }
 
 kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& report,
                                                           const restart::ClusterView& view) {
-  auto iop_type = co_await client_->discover("install.istio.io/v1alpha1", "IstioOperator");
-  if (!iop_type) co_return api::ok_status();
+  const kube::ResourceType* iop_type = &istio_operator_resource();
   // Per IstioOperator: counts and the workloads in each state.
   struct Summary {
     int pending = 0, in_progress = 0, failed = 0, skipped = 0, manual = 0, deferred = 0;
@@ -1228,10 +1476,11 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
   for (const RolloutReport& f : report.failed)
     failed_keys.insert(f.key);
   for (const restart::PlanEntry& e : report.plan) {
-    std::string key = workload_key(e.plan);
     // Up to date, unless its new pods regressed after the rollout (the health watch).
-    if ((e.action == Action::kNone && !failed_keys.count(key)) || e.policy_source == "defaults")
+    if (e.policy_source == "defaults" || (e.action == Action::kNone && failed_keys.empty()))
       continue;
+    std::string key = workload_key(e.plan);
+    if (e.action == Action::kNone && !failed_keys.count(key)) continue;
     Summary& s = by_source[e.policy_source];
     if (e.overdue && e.plan.verdict == restart::Verdict::kStale) {
       ++s.overdue;
@@ -1428,8 +1677,9 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
       continue;  // unchanged
     kube::PatchOptions options;
     options.subresource = "status";
-    auto r = co_await client_->patch(*iop_type, ns, name, kube::PatchType::kMerge, body, options);
-    if (!r && !r.error().is(kube::ErrorKind::kNotFound)) co_return api::Error{r.error().message};
+    auto r = co_await writer_->patch(*iop_type, ns, name, kube::PatchType::kMerge, body, options);
+    if (!r && !r.error().is(kube::ErrorKind::kNotFound))
+      co_return api_error(r.error(), "writing status.restarts of IstioOperator " + source);
     last_status_[source] = restarts_body;
     if (write_condition) {
       last_condition_[source] = cond_key;
@@ -1442,7 +1692,7 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
 
 kube::Task<runtime::Action> RestartsReconciler::reconcile(const std::string& /*key*/) {
   auto report = co_await pass(true);
-  if (!report) co_return runtime::Action::error(report.message());
+  if (!report) co_return error_action(report.error());
   bool busy = !report->progressing.empty() || !report->started.empty();
   for (const restart::PlanEntry& e : report->plan)
     busy = busy || e.action == Action::kDeferred || e.action == Action::kRestart;
@@ -1463,7 +1713,9 @@ void setup_restarts(const OperatorSetup& setup, RestartsConfig config) {
   observed->namespaces = &cache.store(watches::namespaces());
   observed->webhook_configurations = &cache.store(watches::mutating_webhook_configurations());
   observed->istio_operators = &cache.store(watches::istio_operators());
-  observed->pods = &cache.store(watches::pods());
+  runtime::Store& pods = cache.store(watches::pods());
+  observed->pods = &pods;
+  observed->pod_index = std::make_shared<PodIndex>(pods);
   observed->config_maps = &cache.store(watches::control_plane_config_maps(setup.ns));
   config.cache = observed.get();
   auto reconciler = std::make_shared<RestartsReconciler>(setup.client, std::move(config),

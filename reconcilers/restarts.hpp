@@ -2,8 +2,10 @@
 // pods no longer match what injection would give them.
 //
 // One pass reads the cluster (from the operator's informer stores, RestartsCache; else list
-// calls, as `meshop restart` does), builds each revision's injection engine from its
-// ConfigMaps, computes the plan (operator/restart/cluster_plan.hpp) and, when executing:
+// calls, as `meshop restart` does), takes each revision's injection engine (the webhook's
+// snapshot in `meshop run`, RestartsConfig::revisions; else built from its ConfigMaps), computes
+// the plan (operator/restart/cluster_plan.hpp; the verdicts of workloads whose objects did not
+// change since the previous pass are reused, restart::PlanMemo) and, when executing:
 //   1. follows the rollouts already started (the workload's pod template records the cause and
 //      kubectl.kubernetes.io/restartedAt): complete, still progressing (counts against the
 //      concurrency limits), or failed (timeout, ProgressDeadlineExceeded). Workloads that do
@@ -33,8 +35,9 @@
 //      meshop_stale_workloads{reason} and meshop_restarts_halted{istio_operator}, and
 //      `status.restarts` (with `wave`) on each IstioOperator whose policy governed an entry.
 // The pass is level-triggered: everything it needs is in the cluster, so a restarted meshop
-// picks up where the previous one stopped. Memory kept between passes is only what avoids
-// repeating Events.
+// picks up where the previous one stopped. Memory kept between passes is what avoids repeating
+// Events and work (the plan memo, the engines' decisions). Every write goes through a
+// kube::Writer (the client's, or a test's recording fake).
 //
 // Thread affinity: the client's executor (the control loop).
 #pragma once
@@ -52,16 +55,34 @@
 #include "operator/inject/injector.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
+#include "operator/kube/writer.hpp"
 #include "operator/metrics/registry.hpp"
 #include "operator/restart/cluster_plan.hpp"
 #include "operator/restart/halt.hpp"
 #include "operator/runtime/controller.hpp"
 #include "operator/runtime/store.hpp"
+#include "operator/webhook/revision_store.hpp"
 
 namespace meshop::reconcilers {
 
 // The IstioOperator condition listing workloads stale past spec.restarts.maxStaleness.
 inline constexpr std::string_view kOverdueCondition = "RestartsOverdue";
+
+// The pods of an informer store grouped by controller (restart::PodGroups), kept up to date by
+// the store's handlers: a pass takes the groups as they are (an immutable snapshot, copied only
+// after a change) instead of walking every pod, and a group is a new object only when one of
+// its pods changed (restart::PlanMemo then replans only its workload). Registering on the store
+// replays its current pods. The handlers share the index's state, so either may outlive the
+// other. Thread affinity: the store's (the control loop).
+class PodIndex {
+ public:
+  explicit PodIndex(runtime::Store& pods);
+  std::shared_ptr<const restart::PodGroups> groups();
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
 
 // The informer stores a pass reads instead of listing (`meshop run`). Each must hold every
 // object of its kind cluster-wide (or of the control-plane namespace where said), with apiVersion
@@ -78,6 +99,8 @@ struct RestartsCache {
   const runtime::Store* pod_disruption_budgets = nullptr;
   const runtime::Store* config_maps = nullptr;  // of the control-plane namespace
   const runtime::Store* nodes = nullptr;
+  // Set: the pods of `pods`, grouped (a pass over every namespace takes them from here).
+  std::shared_ptr<PodIndex> pod_index;
 };
 
 struct RestartsConfig {
@@ -95,6 +118,12 @@ struct RestartsConfig {
   std::string default_istio_version;
   // Set: passes read these stores and make no list call (not owned).
   const RestartsCache* cache = nullptr;
+  // Set (`meshop run`): each revision's engine is the snapshot the webhook serves (immutable,
+  // shared), so the plan asks what injection gives a pod now with the very configuration the
+  // webhook injects with; a revision not published there is built from the view's ConfigMaps
+  // the same way (webhook::configmap_sources). Unset (`meshop restart`, `meshop check`): every
+  // engine is built from the view's ConfigMaps. Not owned.
+  const webhook::RevisionStore* revisions = nullptr;
 };
 
 // Lists what a plan needs. Pods, workloads and PDBs of `namespace_filter` only when set.
@@ -110,9 +139,11 @@ api::Result<restart::ClusterView> cluster_view_from(const RestartsCache& cache,
 // pass over an unchanged cluster needs no engine run at all. The key is a SHA-256 digest of
 // those inputs (revision, engine key, the pod's canonical JSON written straight into the
 // digest): 32 bytes per entry, whatever the size of the pod. Mark and sweep keeps it bounded by
-// what the cluster holds: begin_pass() drops the entries no lookup used since the previous
-// begin_pass(); beyond `max_entries` new decisions are not remembered (still correct, only
-// recomputed).
+// what the cluster holds: begin_pass() drops the entries no lookup used during the last
+// `keep_passes` passes (1: since the previous begin_pass()); beyond `max_entries` new decisions
+// are not remembered (still correct, only recomputed). The reconciler keeps entries for many
+// passes: its plan memo (restart::PlanMemo) answers for unchanged workloads without asking, and
+// a workload that changes later (a status update) still finds its decision here.
 // Not thread-safe: one reconciler's passes, one at a time.
 class DecisionCache {
  public:
@@ -120,7 +151,8 @@ class DecisionCache {
   static Key key_of(const std::string& revision, const std::string& engine_key,
                     const rapidjson::Value& pod);
 
-  explicit DecisionCache(std::size_t max_entries = 100000) : max_entries_(max_entries) {}
+  explicit DecisionCache(std::size_t max_entries = 100000, std::uint32_t keep_passes = 1)
+      : max_entries_(max_entries), keep_passes_(keep_passes) {}
   const restart::Desired* find(const Key& key);
   void put(const Key& key, restart::Desired desired);
   void begin_pass();
@@ -132,14 +164,16 @@ class DecisionCache {
   };
   struct Entry {
     restart::Desired desired;
-    bool used = true;
+    std::uint64_t used = 0;  // the pass that last used it
   };
   std::size_t max_entries_;
+  std::uint32_t keep_passes_;
+  std::uint64_t pass_ = 0;
   std::unordered_map<Key, Entry, KeyHash> entries_;
 };
 
-// Each revision's injection engine, built from the view's ConfigMaps; revisions whose
-// ConfigMaps are missing or do not build are listed in `errors` (and plan as UnknownRevision).
+// Each revision's injection engine; revisions whose ConfigMaps are missing or do not build are
+// listed in `errors` (and plan as UnknownRevision).
 struct Engines {
   std::map<std::string, std::shared_ptr<const inject::Snapshot>> snapshots;
   // Per revision: what besides the pod its decisions depend on (DecisionCache keys).
@@ -150,6 +184,10 @@ struct Engines {
   restart::DesiredFn desired(DecisionCache* cache = nullptr) const;
 };
 Engines build_engines(const restart::ClusterView& view, const RestartsConfig& config);
+// The webhook's snapshots (engine key: their generation in `revisions`), for the revisions the
+// view's webhook configurations serve; those not published there built as build_engines does.
+Engines engines_from(const webhook::RevisionStore& revisions, const restart::ClusterView& view,
+                     const RestartsConfig& config);
 
 struct RolloutReport {
   std::string key;  // Kind/namespace/name
@@ -178,13 +216,23 @@ struct PassReport {
   std::shared_ptr<const Engines> engines;
 };
 
+class OwnedIndex;  // restarts.cpp: who owns which pods in a pass's view
+
 class RestartsReconciler {
  public:
   using Now = std::function<std::chrono::system_clock::time_point()>;
 
+  // Writes (and Events) through `client` (kube::client_writer); reads from config.cache when
+  // set, else lists with `client`.
   RestartsReconciler(
       std::shared_ptr<kube::Client> client, RestartsConfig config,
       metrics::Registry* registry = nullptr, std::shared_ptr<kube::EventRecorder> events = nullptr,
+      Now now = [] { return std::chrono::system_clock::now(); });
+  // Writes and Events through `writer` (tests: a recording fake); reads from config.cache, else
+  // lists with `reads` (a pass without either fails).
+  RestartsReconciler(
+      RestartsConfig config, std::shared_ptr<kube::Writer> writer,
+      std::shared_ptr<kube::Client> reads = nullptr, metrics::Registry* registry = nullptr,
       Now now = [] { return std::chrono::system_clock::now(); });
 
   // One pass; with `execute` false nothing is written (the plan and rollout states only).
@@ -195,19 +243,40 @@ class RestartsReconciler {
   kube::Task<runtime::Action> reconcile(const std::string& key);
 
  private:
+  // The steps of a pass, in order (pass() runs them on one PassState; writes only through
+  // writer_, and only when executing):
+  struct PassState;
+  //   observe: the view (stores, else lists), the engines, the plan; the restarts this process
+  //   started that the store does not show yet are in progress; deferred causes remembered.
+  kube::Task<api::Status> observe(PassState& st);
+  //   1. follow: rollouts and eviction waves started earlier (complete, progressing: they hold
+  //   concurrency slots, or failed); deletes the next pod of the kinds that roll pod by pod.
+  kube::Task<api::Status> follow_rollouts(PassState& st);
+  //   1b. watch_health and 1c. decide_waves (below), then the eviction waves under way go on
+  //   (or, not executing, dry-run evictions ask whether they would).
+  kube::Task<api::Status> continue_evictions(PassState& st);
+  //   deadlines: meshop.io/stale-since recorded once per cause, removed once up to date.
+  kube::Task<api::Status> record_staleness(PassState& st);
+  //   2./3. admit (maxConcurrent, per namespace; nothing while paused) and start.
+  kube::Task<api::Status> start_admitted(PassState& st);
+  //   4. report: metrics; executing, Events, status.restarts and the waves' annotations.
+  kube::Task<api::Status> report_results(PassState& st);
+  // What the Restarted Event of `e` says about the causes it coalesces; forgets them.
+  std::string coalesced(const restart::PlanEntry& e);
+
   kube::Task<api::Status> report_status(const PassReport& report, const restart::ClusterView& view);
   // Strategy Evict: evicts e.evict.next (or with `dry_run` asks whether it may go), and turns a
   // refusal by a PodDisruptionBudget into a Deferred entry naming it.
-  kube::Task<api::Status> evict_next(restart::PlanEntry& e, const restart::ClusterView& view,
-                                     bool dry_run, PassReport& report);
+  kube::Task<api::Status> evict_next(restart::PlanEntry& e, bool dry_run, PassReport& report);
   bool evict_running(const restart::PlanEntry& e, std::chrono::system_clock::time_point now) const;
-  void record_transitions(const PassReport& report, const restart::ClusterView& view);
+  void record_transitions(const PassReport& report);
   // 1b: fails (fail) the restarted workloads whose new pods regressed.
-  void watch_health(PassReport& report, const restart::ClusterView& view,
+  void watch_health(PassReport& report, OwnedIndex& owned,
                     const std::function<void(const std::string&, const restart::PlanEntry&,
                                              const std::string&)>& fail);
   // 1c: the waves; holds the entries they hold.
-  void decide_waves(PassReport& report, const restart::ClusterView& view, bool execute);
+  void decide_waves(PassReport& report, const restart::ClusterView& view, OwnedIndex& owned,
+                    bool execute);
   // Events, metrics and annotation clean-up of the waves' transitions (executing passes).
   kube::Task<api::Status> apply_waves(const PassReport& report, const restart::ClusterView& view);
   // Its synchronous part: Events and metrics; returns the IstioOperators whose resume
@@ -215,15 +284,27 @@ class RestartsReconciler {
   std::vector<std::pair<std::string, std::string>> record_waves(const PassReport& report,
                                                                 const restart::ClusterView& view);
 
-  std::shared_ptr<kube::Client> client_;
+  // The revisions' engines for `view`: the previous pass's while the ConfigMaps, webhook
+  // configurations and kubelet versions it was built from are the same objects.
+  std::shared_ptr<const Engines> engines_for(const restart::ClusterView& view);
+
+  std::shared_ptr<kube::Client> client_;  // reads (list) when config_.cache is null
+  std::shared_ptr<kube::Writer> writer_;
   RestartsConfig config_;
-  std::shared_ptr<kube::EventRecorder> events_;
   Now now_;
   metrics::Family<metrics::Counter>* restarts_total_ = nullptr;
   metrics::Family<metrics::Gauge>* stale_ = nullptr;
-  std::map<std::string, std::string> last_state_;   // key → action/why last reported
+  std::unordered_map<std::string, std::string> last_state_;  // key → action/why last reported
   std::map<std::string, std::string> last_status_;  // IstioOperator → status.restarts written
-  DecisionCache decisions_;
+  DecisionCache decisions_{100000, 100};
+  // Staleness verdicts of the previous pass (restart::PlanMemo), for the workloads whose
+  // objects did not change.
+  restart::PlanMemo plans_;
+  // engines_for(): the engines last built and what they were built from.
+  std::shared_ptr<const Engines> engines_;
+  std::vector<restart::ObjectList::Item> engine_sources_;
+  std::vector<std::string> engine_kubelets_;
+  std::string engine_published_;  // revision=generation in config_.revisions
   // Strategy Evict. When this process last evicted a pod of a workload: until the replacement
   // shows up the cluster alone cannot tell the wave is under way.
   std::map<std::string, std::chrono::system_clock::time_point> evicted_at_;
@@ -254,7 +335,7 @@ class RestartsReconciler {
   std::map<std::string, UnseenRestart> unseen_restarts_;
   // Causes a workload was Deferred for since its last restart, in the order first seen: the
   // next Restarted Event lists them (they are coalesced into that one restart).
-  std::map<std::string, std::vector<std::string>> deferred_causes_;
+  std::unordered_map<std::string, std::vector<std::string>> deferred_causes_;
   // Health watch: when this process saw a workload it restarted complete (key → time).
   std::map<std::string, std::chrono::system_clock::time_point> completed_at_;
   // Each IstioOperator's wave as last decided by this process (status.restarts.wave is read
@@ -264,8 +345,8 @@ class RestartsReconciler {
   // when it changes (a True another writer of status.conditions removed, at most once a minute),
   // so that a writer that keeps only its own conditions (the install reconciler) is not fought.
   std::map<std::string, std::string> last_condition_;
-  std::map<std::string, std::string> last_overdue_condition_;  // RestartsOverdue, as written
-  std::map<std::string, std::string> stale_since_written_;     // workload key → cause recorded
+  std::map<std::string, std::string> last_overdue_condition_;         // RestartsOverdue, as written
+  std::unordered_map<std::string, std::string> stale_since_written_;  // workload → cause recorded
   std::map<std::string, std::chrono::system_clock::time_point> last_condition_at_;
   // The resume annotation values already honoured (its removal may not be in the cache yet).
   std::map<std::string, std::string> resumed_;

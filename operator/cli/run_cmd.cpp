@@ -241,6 +241,7 @@ int run_operator(const RunOptions& opts, Context& ctx) {
     reconcilers::RestartsConfig rc;
     rc.control_plane_namespace = opts.ns;
     rc.native_sidecars = defaults.native_sidecars;
+    rc.revisions = &revisions_store;  // plans with the engines the webhook serves
     reconcilers::setup_restarts(setup, rc);
   }
   cache.add_to(manager);

@@ -32,6 +32,9 @@ class ClientWriter final : public Writer {
                                            std::string name, DeleteOptions options) override {
     co_return co_await client_->remove(type, ns, name, std::move(options));
   }
+  Task<Result<rapidjson::Document>> evict(std::string ns, std::string name, bool dry_run) override {
+    co_return co_await client_->evict(ns, name, dry_run);
+  }
   void event(const ObjectReference& regarding, EventType type, std::string reason,
              std::string action, std::string note) override {
     if (events_)

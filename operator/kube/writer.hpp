@@ -8,9 +8,9 @@
 // 404), while `meshop run` gives them client_writer(), which forwards to kube::Client and
 // kube::EventRecorder.
 //
-// Only what the install, webhooks, revisions and certificates reconcilers write is here:
-// server-side apply, create, update (PUT), patch (any patch type, the status subresource
-// through PatchOptions::subresource), delete, and Events. Reads are kube::Reader
+// Only what the reconcilers write is here: server-side apply, create, update (PUT), patch (any
+// patch type, the status subresource through PatchOptions::subresource), delete, a pod's
+// eviction (restarts' Evict strategy), and Events. Reads are kube::Reader
 // (operator/kube/reader.hpp).
 //
 // Every call has the meaning, arguments and Result of the kube::Client verb of the same name
@@ -22,6 +22,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <rapidjson/document.h>
 
@@ -48,9 +49,22 @@ class Writer {
   virtual Task<Result<rapidjson::Document>> patch(const ResourceType& type, std::string ns,
                                                   std::string name, PatchType patch_type,
                                                   std::string body, PatchOptions options) = 0;
+  Task<Result<rapidjson::Document>> patch(const ResourceType& type, std::string ns,
+                                          std::string name, PatchType patch_type,
+                                          std::string body) {
+    return patch(type, std::move(ns), std::move(name), patch_type, std::move(body),
+                 PatchOptions{});
+  }
   // DELETE.
   virtual Task<Result<rapidjson::Document>> remove(const ResourceType& type, std::string ns,
                                                    std::string name, DeleteOptions options) = 0;
+  Task<Result<rapidjson::Document>> remove(const ResourceType& type, std::string ns,
+                                           std::string name) {
+    return remove(type, std::move(ns), std::move(name), DeleteOptions{});
+  }
+  // POST a policy/v1 Eviction of pod ns/name (Client::evict).
+  virtual Task<Result<rapidjson::Document>> evict(std::string ns, std::string name,
+                                                  bool dry_run) = 0;
   // Records an Event about `regarding` (EventRecorder::record: queued, never fails).
   virtual void event(const ObjectReference& regarding, EventType type, std::string reason,
                      std::string action, std::string note) = 0;

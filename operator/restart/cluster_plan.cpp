@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "api/json.hpp"
 
@@ -37,13 +38,30 @@ std::string revision_of_iop(const rapidjson::Value& iop) {
 }
 
 const rapidjson::Value* controller_owner(const rapidjson::Value& o) {
-  const rapidjson::Value* owners = api::find(o, "/metadata/ownerReferences");
+  const rapidjson::Value* meta = api::find_member(o, "metadata");
+  const rapidjson::Value* owners =
+      meta != nullptr ? api::find_member(*meta, "ownerReferences") : nullptr;
   if (owners == nullptr || !owners->IsArray()) return nullptr;
   for (const rapidjson::Value& ref : owners->GetArray()) {
     const rapidjson::Value* c = api::find_member(ref, "controller");
     if (c != nullptr && c->IsBool() && c->GetBool()) return &ref;
   }
   return nullptr;
+}
+
+std::string_view member_string(const rapidjson::Value& o, std::string_view name) {
+  const rapidjson::Value* v = api::find_member(o, name);
+  return v != nullptr && v->IsString() ? api::string_view_of(*v) : std::string_view();
+}
+
+std::string_view runtime_namespace(const rapidjson::Value& o) {
+  const rapidjson::Value* meta = api::find_member(o, "metadata");
+  return meta != nullptr ? member_string(*meta, "namespace") : std::string_view();
+}
+
+std::string_view uid_of(const rapidjson::Value& o) {
+  const rapidjson::Value* meta = api::find_member(o, "metadata");
+  return meta != nullptr ? member_string(*meta, "uid") : std::string_view();
 }
 
 // metadata.name without a copy ("" when absent).
@@ -68,9 +86,20 @@ std::string evict_progress(const EvictStep& step) {
 
 }  // namespace
 
+std::string_view controller_uid(const rapidjson::Value& object) {
+  const rapidjson::Value* ref = controller_owner(object);
+  return ref != nullptr ? member_string(*ref, "uid") : std::string_view();
+}
+
 Owners::Owners(const ObjectList& workloads) {
+  by_uid_.reserve(workloads.size());
   for (const auto& w : workloads)
-    by_uid_[api::string_at(w, {"metadata", "uid"})] = &w;
+    by_uid_[uid_of(w)] = &w;
+}
+
+const rapidjson::Value* Owners::find(std::string_view uid) const {
+  auto it = by_uid_.find(uid);
+  return it != by_uid_.end() ? it->second : nullptr;
 }
 
 const rapidjson::Value* Owners::top_of(const rapidjson::Value& o) const {
@@ -78,11 +107,35 @@ const rapidjson::Value* Owners::top_of(const rapidjson::Value& o) const {
   for (int depth = 0; depth < 3; ++depth) {
     const rapidjson::Value* ref = controller_owner(*cur);
     if (ref == nullptr) return cur;
-    auto it = by_uid_.find(api::string_at(*ref, {"uid"}));
+    auto it = by_uid_.find(member_string(*ref, "uid"));
     if (it == by_uid_.end()) return cur == &o ? nullptr : cur;  // owner not in the view
     cur = it->second;
   }
   return cur;
+}
+
+PodGroups group_pods(const ObjectList& pods) {
+  std::unordered_map<std::string_view, std::shared_ptr<PodGroup>> by_uid;
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    auto& group = by_uid[controller_uid(pods[i])];
+    if (group == nullptr) group = std::make_shared<PodGroup>();
+    group->pods.push_back(pods.item(i));
+  }
+  PodGroups out;
+  out.reserve(by_uid.size());
+  for (auto& [uid, group] : by_uid)
+    out.emplace(std::string(uid), std::move(group));
+  return out;
+}
+
+void ObjectList::append(std::vector<Item> objects) {
+  if (items_.empty()) {
+    items_ = std::move(objects);
+    return;
+  }
+  items_.reserve(items_.size() + objects.size());
+  for (Item& o : objects)
+    items_.push_back(std::move(o));
 }
 
 rapidjson::Document& ObjectList::edit(std::size_t i) {
@@ -135,9 +188,9 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
   auto entries = injector_entries(configs);
 
   // Namespaces.
-  std::map<std::string, const rapidjson::Value*, std::less<>> namespaces;
-  for (const auto& n : view.namespaces)
-    namespaces[api::string_at(n, {"metadata", "name"})] = &n;
+  std::unordered_map<std::string_view, const ObjectList::Item*> namespaces;
+  for (std::size_t i = 0; i < view.namespaces.size(); ++i)
+    namespaces[name_of(view.namespaces[i])] = &view.namespaces.item(i);
 
   // Policies per revision.
   std::map<std::string, RevisionPolicy> policies;
@@ -156,12 +209,11 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
       rp.error = "IstioOperator " + rp.source + ": " + p.message();
     policies[revision_of_iop(iop)] = std::move(rp);
   }
-  auto policy_for = [&](const std::string& revision) {
+  RevisionPolicy default_policy;
+  default_policy.policy = Policy();
+  auto policy_for = [&](const std::string& revision) -> const RevisionPolicy& {
     auto it = policies.find(revision);
-    if (it != policies.end()) return it->second;
-    RevisionPolicy rp;
-    rp.policy = Policy();
-    return rp;
+    return it != policies.end() ? it->second : default_policy;
   };
   auto control_plane_healthy = [&](const std::string& revision, std::string& why) {
     auto it = policies.find(revision);
@@ -187,27 +239,64 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
   };
 
   // Workloads, and which pods belong to which (pod → ReplicaSet → Deployment, pod → Job →
-  // CronJob, pod → StatefulSet/DaemonSet/ReplicationController, or the pod itself).
+  // CronJob, pod → StatefulSet/DaemonSet/ReplicationController, or the pod itself): the pods
+  // grouped by their controller (the view's groups, else grouped here), each group then by the
+  // top of its controller's chain.
   const Owners owners(view.workloads);
-  std::map<std::string, std::vector<const rapidjson::Value*>> pods_of;
-  std::vector<const rapidjson::Value*> targets;
-  for (const auto& w : view.workloads)
-    if (controller_owner(w) == nullptr) targets.push_back(&w);
-  for (const auto& p : view.pods) {
-    const rapidjson::Value* top = owners.top_of(p);
-    if (top == nullptr) continue;  // owned by something we do not plan (e.g. a custom resource)
-    if (top == &p) targets.push_back(&p);
-    pods_of[key_of(api::string_at(*top, {"kind"}).empty() ? "Pod" : api::string_at(*top, {"kind"}),
-                   api::string_at(*top, {"metadata", "namespace"}),
-                   api::string_at(*top, {"metadata", "name"}))]
-        .push_back(&p);
+  using Item = ObjectList::Item;
+  using Group = std::shared_ptr<const PodGroup>;
+  std::shared_ptr<const PodGroups> groups = view.pod_groups;
+  PlanMemo* memo = options.desired_key.empty() ? nullptr : options.memo;
+  if (groups == nullptr) {
+    PodGroups fresh = group_pods(view.pods);
+    // With a memo, a group of the same pods as in the previous pass is that pass's group (the
+    // memo's test of "unchanged" is the group's identity).
+    if (memo != nullptr) {
+      for (auto& [uid, group] : fresh) {
+        auto it = memo->groups_.find(uid);
+        if (it != memo->groups_.end() && it->second->pods.size() == group->pods.size() &&
+            std::equal(group->pods.begin(), group->pods.end(), it->second->pods.begin()))
+          group = it->second;
+      }
+      memo->groups_ = fresh;
+    }
+    groups = std::make_shared<const PodGroups>(std::move(fresh));
   }
-  // The first differing pod names the reason: by pod name, whatever order the view has (a
-  // LIST answers in name order, a store in none).
-  for (auto& [key, pods] : pods_of)
-    std::sort(pods.begin(), pods.end(), [](const rapidjson::Value* a, const rapidjson::Value* b) {
-      return name_of(*a) < name_of(*b);
-    });
+  std::vector<const Item*> targets;
+  for (std::size_t i = 0; i < view.workloads.size(); ++i)
+    if (controller_owner(view.workloads[i]) == nullptr) targets.push_back(&view.workloads.item(i));
+  std::unordered_map<const rapidjson::Value*, std::vector<const Group*>> groups_of;
+  for (const auto& [uid, group] : *groups) {
+    if (uid.empty()) {  // bare pods: each its own workload
+      for (const Item& p : group->pods)
+        targets.push_back(&p);
+      continue;
+    }
+    const rapidjson::Value* owner = owners.find(uid);
+    if (owner == nullptr) continue;  // owned by something we do not plan (e.g. a custom resource)
+    groups_of[owners.top_of(*owner)].push_back(&group);
+  }
+
+  // The memo of earlier passes' verdicts: usable for the same engines and webhook routes.
+  if (memo != nullptr) {
+    ++memo->pass_;
+    memo->hits_ = memo->misses_ = 0;
+    bool same_routes = memo->desired_key_ == options.desired_key &&
+                       memo->webhooks_.size() == view.webhook_configurations.size();
+    for (std::size_t i = 0; same_routes && i < view.webhook_configurations.size(); ++i)
+      same_routes = memo->webhooks_[i] == view.webhook_configurations.item(i);
+    if (!same_routes) {
+      memo->entries_.clear();
+      memo->desired_key_ = options.desired_key;
+      memo->webhooks_.clear();
+      for (std::size_t i = 0; i < view.webhook_configurations.size(); ++i)
+        memo->webhooks_.push_back(view.webhook_configurations.item(i));
+    }
+  }
+  auto by_address = [](const Group* a, const Group* b) { return a->get() < b->get(); };
+  auto by_name = [](const rapidjson::Value* a, const rapidjson::Value* b) {
+    return name_of(*a) < name_of(*b);
+  };
 
   // minInterval: the later of the template's record and the caller's memory.
   auto last_restart = [&](const rapidjson::Value& w, const std::string& kind,
@@ -218,17 +307,37 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
     return last;
   };
 
-  for (const rapidjson::Value* w : targets) {
-    std::string ns = api::string_at(*w, {"metadata", "namespace"});
-    if (!options.namespace_filter.empty() && ns != options.namespace_filter) continue;
-    std::string kind = api::string_at(*w, {"kind"});
-    if (kind.empty()) kind = "Pod";
-    const rapidjson::Value* ns_object = nullptr;
-    if (auto it = namespaces.find(ns); it != namespaces.end()) ns_object = it->second;
-    const rapidjson::Value* ns_labels =
-        ns_object != nullptr ? api::find(*ns_object, "/metadata/labels") : nullptr;
+  // In the plan's order (namespace, kind, name): sorting the targets is cheaper than sorting
+  // the entries.
+  struct Target {
+    std::string_view ns, kind, name;
+    const Item* item;
+  };
+  std::vector<Target> order;
+  order.reserve(targets.size());
+  for (const Item* t : targets)
+    order.push_back({runtime_namespace(**t), member_string(**t, "kind"), name_of(**t), t});
+  std::sort(order.begin(), order.end(), [](const Target& a, const Target& b) {
+    return std::tie(a.ns, a.kind, a.name) < std::tie(b.ns, b.kind, b.name);
+  });
+
+  out.reserve(targets.size());
+  for (const Target& target : order) {
+    const Item* item = target.item;
+    const rapidjson::Value* w = item->get();
+    if (!options.namespace_filter.empty() && target.ns != options.namespace_filter) continue;
+    const std::string ns(target.ns);
+    const std::string kind = target.kind.empty() ? "Pod" : std::string(target.kind);
+    const ObjectList::Item* ns_item = nullptr;
+    if (auto it = namespaces.find(target.ns); it != namespaces.end()) ns_item = it->second;
+    const rapidjson::Value* ns_object = ns_item != nullptr ? ns_item->get() : nullptr;
+    const rapidjson::Value* ns_labels = nullptr;
+    if (ns_object != nullptr)
+      if (const rapidjson::Value* meta = api::find_member(*ns_object, "metadata"))
+        ns_labels = api::find_member(*meta, "labels");
 
     PlanEntry e;
+    e.object = *item;
     if (!entries) {
       e.plan.kind = kind;
       e.plan.ns = ns;
@@ -238,19 +347,72 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
       out.push_back(std::move(e));
       continue;
     }
+    // Its pod groups, by address (the memo's comparison), and its pods by name when planned:
+    // the first differing pod names the reason, whatever order the view has (a LIST answers in
+    // name order, a store in none).
+    std::vector<const Group*> own;
+    if (auto it = groups_of.find(w); it != groups_of.end()) own = std::move(it->second);
+    std::sort(own.begin(), own.end(), by_address);
+    const bool bare = kind == "Pod";
+    std::vector<const rapidjson::Value*> pods;
+    bool pods_named = false;
+    auto named_pods = [&]() -> const std::vector<const rapidjson::Value*>& {
+      if (!pods_named) {
+        pods_named = true;
+        if (bare) pods.push_back(w);
+        for (const Group* g : own)
+          for (const Item& p : (*g)->pods)
+            pods.push_back(p.get());
+        std::sort(pods.begin(), pods.end(), by_name);
+      }
+      return pods;
+    };
+    PlanMemo::Entry* known = nullptr;
+    if (memo != nullptr) {
+      auto it = memo->entries_.find(w);
+      if (it != memo->entries_.end() && it->second.workload.get() == w &&
+          it->second.ns_object.get() == ns_object && it->second.groups.size() == own.size() &&
+          std::equal(own.begin(), own.end(), it->second.groups.begin(),
+                     [](const Group* a, const Group& b) { return a->get() == b.get(); })) {
+        known = &it->second;
+        ++memo->hits_;
+        pods = known->by_name;
+        pods_named = true;
+      } else {
+        ++memo->misses_;
+        PlanMemo::Entry fresh;
+        fresh.workload = *item;
+        if (ns_item != nullptr) fresh.ns_object = *ns_item;
+        fresh.groups.reserve(own.size());
+        for (const Group* g : own)
+          fresh.groups.push_back(*g);
+        fresh.by_name = named_pods();
+        if (it != memo->entries_.end()) memo->entries_.erase(it);
+        known = &memo->entries_.emplace(w, std::move(fresh)).first->second;
+      }
+      known->pass = memo->pass_;
+    }
+    auto plan_with = [&](const PlanOptions& po) {
+      std::unique_ptr<WorkloadPlan>* slot = nullptr;
+      if (known != nullptr)
+        slot = po.include_template_changes ? &known->with_templates : &known->plain;
+      if (slot != nullptr && *slot) return **slot;
+      WorkloadPlan plan = plan_workload(*w, ns_labels, *entries, named_pods(), desired, po);
+      if (slot != nullptr) *slot = std::make_unique<WorkloadPlan>(plan);
+      return plan;
+    };
     // The policy decides whether template changes count, so look it up before planning:
     // by the revision the pods would get now, else by the one they have.
-    const auto& pods = pods_of[key_of(kind, ns, api::string_at(*w, {"metadata", "name"}))];
-    WorkloadPlan first = plan_workload(*w, ns_labels, *entries, pods, desired);
+    WorkloadPlan first = plan_with(PlanOptions{});
     std::string policy_revision =
         !first.target_revision.empty() ? first.target_revision : first.current_revision;
-    RevisionPolicy rp = policy_for(policy_revision.empty() ? "default" : policy_revision);
+    const RevisionPolicy& rp = policy_for(policy_revision.empty() ? "default" : policy_revision);
     e.policy_source = rp.source;
     if (rp.policy) e.policy = *rp.policy;
     if (rp.policy && rp.policy->include_template_changes) {
       PlanOptions po;
       po.include_template_changes = true;
-      e.plan = plan_workload(*w, ns_labels, *entries, pods, desired, po);
+      e.plan = plan_with(po);
     } else {
       e.plan = std::move(first);
     }
@@ -258,14 +420,15 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
     // Evict: where the wave stands (also for a workload up to date, whose last replacement may
     // not be Ready yet).
     if (rp.policy && rp.policy->strategy == Strategy::kEvict && restartable_kind(kind))
-      e.evict = evict_step(*w, pods, e.plan.stale_pods, now, rp.policy->rollout_timeout);
+      e.evict = evict_step(*w, named_pods(), e.plan.stale_pods, now, rp.policy->rollout_timeout);
 
     switch (e.plan.verdict) {
       case Verdict::kUpToDate:
         e.action = Action::kNone;
-        if (const rapidjson::Value* ann = api::find(*w, "/metadata/annotations");
-            ann != nullptr && api::find_member(*ann, kStaleSinceAnnotation) != nullptr)
-          e.stale_since_left = true;
+        if (const rapidjson::Value* meta = api::find_member(*w, "metadata"))
+          if (const rapidjson::Value* ann = api::find_member(*meta, "annotations");
+              ann != nullptr && api::find_member(*ann, kStaleSinceAnnotation) != nullptr)
+            e.stale_since_left = true;
         break;
       case Verdict::kManual:
         e.action = Action::kManual;
@@ -390,10 +553,9 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
     out.push_back(std::move(e));
   }
 
-  std::sort(out.begin(), out.end(), [](const PlanEntry& a, const PlanEntry& b) {
-    return std::tie(a.plan.ns, a.plan.kind, a.plan.name) <
-           std::tie(b.plan.ns, b.plan.kind, b.plan.name);
-  });
+  if (memo != nullptr)
+    std::erase_if(memo->entries_, [&](const auto& kv) { return kv.second.pass != memo->pass_; });
+
   return out;
 }
 

@@ -13,11 +13,14 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <rapidjson/document.h>
@@ -66,11 +69,15 @@ class ObjectList {
     items_.push_back(std::make_shared<const rapidjson::Document>(std::move(object)));
   }
   void push_back(Item object) { items_.push_back(std::move(object)); }
+  // Appends `objects` (moved).
+  void append(std::vector<Item> objects);
   void reserve(std::size_t n) { items_.reserve(n); }
   void clear() { items_.clear(); }
   std::size_t size() const { return items_.size(); }
   bool empty() const { return items_.empty(); }
   const rapidjson::Document& operator[](std::size_t i) const { return *items_[i]; }
+  // The shared object itself (to keep it alive past the list).
+  const Item& item(std::size_t i) const { return items_[i]; }
   const_iterator begin() const { return const_iterator(items_.begin()); }
   const_iterator end() const { return const_iterator(items_.end()); }
   // A private copy of item `i`, to change (tests): others sharing the old one do not see it.
@@ -79,6 +86,17 @@ class ObjectList {
  private:
   std::vector<Item> items_;
 };
+
+// Pods grouped by the uid of their controller ownerReference ("" for the pods no controller
+// owns). Groups are immutable and shared: a holder that keeps them up to date (the operator's
+// informer handlers, reconcilers/restarts.hpp PodIndex) replaces a group when one of its pods
+// changes, so an unchanged group is the same object from one view to the next.
+struct PodGroup {
+  std::vector<ObjectList::Item> pods;
+};
+using PodGroups = std::unordered_map<std::string, std::shared_ptr<const PodGroup>>;
+// Groups `pods` (every group new).
+PodGroups group_pods(const ObjectList& pods);
 
 struct ClusterView {
   ObjectList namespaces;
@@ -90,6 +108,10 @@ struct ClusterView {
   // Whole pods, or pods as restart::project_pod keeps them (projection.hpp): the plan is the
   // same. Any order: the plan looks at each workload's pods by name.
   ObjectList pods;
+  // Set: the pods grouped by controller, and `pods` is empty (`meshop run`: the groups kept by
+  // the informer's handlers, so that a pass does not walk every pod). Unset: `pods` is grouped
+  // when needed.
+  std::shared_ptr<const PodGroups> pod_groups;
   ObjectList pod_disruption_budgets;
   // Deployments of the control planes (istiod[-<rev>]) to tell whether a revision is healthy;
   // may overlap with `workloads`.
@@ -110,10 +132,15 @@ class Owners {
   // The top of `object`'s chain: `object` itself when it has no controller; null when its
   // controller is not in the list (owned by something not planned, e.g. a custom resource).
   const rapidjson::Value* top_of(const rapidjson::Value& object) const;
+  // The workload of uid `uid`, or null.
+  const rapidjson::Value* find(std::string_view uid) const;
 
  private:
-  std::map<std::string, const rapidjson::Value*, std::less<>> by_uid_;
+  std::unordered_map<std::string_view, const rapidjson::Value*> by_uid_;  // views into the list
 };
+
+// The uid of `object`'s controller ownerReference ("" when it has none).
+std::string_view controller_uid(const rapidjson::Value& object);
 
 enum class Action {
   kNone,            // up to date
@@ -135,6 +162,8 @@ std::string_view action_name(Action a);
 
 struct PlanEntry {
   WorkloadPlan plan;
+  // The object planned (workload or bare Pod), shared with the view it was planned from.
+  ObjectList::Item object;
   Action action = Action::kNone;
   std::string why;            // the gate or the skip reason, for people
   std::string cause;          // restart_cause(), for kRestart / kWouldRestart / kInProgress
@@ -160,6 +189,8 @@ struct PlanEntry {
   bool stale_since_left = false;
 };
 
+class PlanMemo;
+
 struct ClusterPlanOptions {
   std::string namespace_filter;  // "" = all namespaces
   // The namespace holding the control planes (istiod[-<rev>] Deployments).
@@ -172,6 +203,49 @@ struct ClusterPlanOptions {
   // installs: the bundled default (manifest::default_chart_set(), which the restarts
   // reconciler passes; "" leaves such revisions' versions unknown: they never gate).
   std::string default_istio_version;
+  // Staleness verdicts of earlier passes, reused for the workloads whose inputs are the same
+  // objects as then (PlanMemo), when `desired_key` is not empty: it names what `desired`
+  // answers from (the engines' configurations), and the memo forgets everything when it
+  // changes. Null or "": every workload is planned afresh.
+  PlanMemo* memo = nullptr;
+  std::string desired_key;
+};
+
+// What plan_cluster decided about each workload's staleness (plan_workload) in the previous
+// pass, reused while none of its inputs changed: the workload object, its namespace object,
+// its pods, the webhook configurations and the engines (ClusterPlanOptions::desired_key). The
+// view's objects are immutable shared documents, so the same pointer is the same content; the
+// memo holds the objects it compares against, so that no address is reused meanwhile. A pass
+// over an unchanged cluster thus runs neither the engine nor the pods' observation, and costs
+// a pointer comparison per pod. Mark and sweep: a plan_cluster drops the entries it did not
+// use. Not thread-safe: one caller's passes, one at a time.
+class PlanMemo {
+ public:
+  std::size_t size() const { return entries_.size(); }
+  // Hits and misses of the last plan_cluster that used this memo.
+  std::size_t hits() const { return hits_; }
+  std::size_t misses() const { return misses_; }
+
+ private:
+  friend std::vector<PlanEntry> plan_cluster(const ClusterView&, const DesiredFn&, SystemTime,
+                                             const ClusterPlanOptions&);
+  struct Entry {
+    ObjectList::Item workload;
+    ObjectList::Item ns_object;  // null when the namespace is not in the view
+    // The pod groups of the workload (by address), and their pods by name (a bare pod: no
+    // group, and itself).
+    std::vector<std::shared_ptr<const PodGroup>> groups;
+    std::vector<const rapidjson::Value*> by_name;
+    std::unique_ptr<WorkloadPlan> plain;           // PlanOptions{}
+    std::unique_ptr<WorkloadPlan> with_templates;  // include_template_changes
+    std::uint64_t pass = 0;
+  };
+  std::string desired_key_;
+  std::vector<ObjectList::Item> webhooks_;  // the webhook configurations routed with
+  PodGroups groups_;  // a view without pod_groups: its pods as grouped in the last pass
+  std::unordered_map<const rapidjson::Value*, Entry> entries_;  // by workload
+  std::uint64_t pass_ = 0;
+  std::size_t hits_ = 0, misses_ = 0;
 };
 
 std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& desired,

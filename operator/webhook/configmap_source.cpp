@@ -41,6 +41,18 @@ std::string mesh_configmap_name(const std::string& revision) {
   return api::mesh_configmap_name(revision);
 }
 
+inject::SnapshotSources configmap_sources(const std::string& revision,
+                                          const rapidjson::Value& injector,
+                                          const rapidjson::Value* mesh,
+                                          inject::SnapshotSources defaults) {
+  inject::SnapshotSources sources = std::move(defaults);
+  sources.revision = revision == "default" ? "" : revision;
+  sources.config = data_string(injector, "config");
+  sources.values = data_string(injector, "values");
+  if (mesh != nullptr) sources.mesh = data_string(*mesh, "mesh");
+  return sources;
+}
+
 ConfigMapSource::ConfigMapSource(boost::asio::any_io_executor executor, runtime::Store& configmaps,
                                  RevisionStore& revisions, const Engine& engine,
                                  WebhookMetrics* metrics, Reporter report,
@@ -85,11 +97,8 @@ void ConfigMapSource::rebuild(const std::string& revision) {
                 {{"revision", revision}, {"object", injector_configmap_name(revision)}});
     return;
   }
-  inject::SnapshotSources sources = defaults_;
-  sources.revision = revision == "default" ? "" : revision;
-  sources.config = data_string(*injector, "config");
-  sources.values = data_string(*injector, "values");
-  if (mesh) sources.mesh = data_string(*mesh, "mesh");
+  inject::SnapshotSources sources =
+      configmap_sources(revision, *injector, mesh ? mesh.get() : nullptr, defaults_);
   std::string texts = sources.config + '\0' + sources.values + '\0' + sources.mesh;
   if (auto it = last_texts_.find(revision); it != last_texts_.end() && it->second == texts) return;
   last_texts_[revision] = texts;

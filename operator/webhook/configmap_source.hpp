@@ -40,6 +40,15 @@ std::optional<std::pair<ConfigMapRole, std::string>> classify_configmap(std::str
 std::string injector_configmap_name(const std::string& revision);
 std::string mesh_configmap_name(const std::string& revision);
 
+// What `revision`'s engine is built from: `defaults` with the injector ConfigMap's `config` and
+// `values` and the mesh ConfigMap's `mesh` (`mesh` null: none). The one place where ConfigMaps
+// become engine input: ConfigMapSource (the webhook) and the restart planner's one-shot CLI
+// (reconcilers/restarts.hpp build_engines) both build through it.
+inject::SnapshotSources configmap_sources(const std::string& revision,
+                                          const rapidjson::Value& injector,
+                                          const rapidjson::Value* mesh,
+                                          inject::SnapshotSources defaults);
+
 class ConfigMapSource {
  public:
   using Reporter =

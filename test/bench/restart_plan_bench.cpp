@@ -9,6 +9,17 @@
 //   BM_PlanClusterWarm/<namespaces>     the reconciler's cache of engine decisions is warm (the
 //                                       passes after the first while nothing changed)
 //   BM_BuildEngines                     building the revisions' engines from their ConfigMaps
+//   BM_PassWarm/<namespaces>            a whole executing pass of the restarts reconciler over
+//                                       informer stores holding that cluster (`meshop run`), after
+//                                       a first pass: the view taken from the stores, the plan
+//                                       (the plan memo and decision cache warm), rollouts,
+//                                       waves, metrics, Events and status; writes go to a
+//                                       recording fake (none is made: everything is up to date)
+//   BM_PassCold/<namespaces>            the same pass by a new reconciler (nothing remembered)
+//   BM_ViewFromStores/1000              the view such a pass takes from the stores
+//   BM_PlanMemoWarm/1000                plan_cluster over that view with the plan memo warm
+//
+// The restarts pass target (issue 13): < 50 ms CPU warm at 100k pods (BM_PassWarm/1000).
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -16,12 +27,15 @@
 #include <string>
 
 #include <benchmark/benchmark.h>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
 
 #include "api/json.hpp"
 #include "operator/inject/injector.hpp"
 #include "operator/manifest/render.hpp"
 #include "reconcilers/restarts.hpp"
 #include "test/support/chart_set_sources.hpp"
+#include "test/support/recording_writer.hpp"
 
 namespace {
 
@@ -134,6 +148,7 @@ std::unique_ptr<Cluster> make_cluster(int namespaces) {
     }
   }
   c->config.native_sidecars = inject::NativeSidecars::kDisabled;
+  c->config.control_plane_namespace = "istio-system";
   return c;
 }
 
@@ -197,6 +212,151 @@ void BM_BuildEngines(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_BuildEngines)->Unit(benchmark::kMillisecond);
+
+// The informer stores `meshop run` keeps, holding the cluster's objects (shared, as the stores
+// share them with a view).
+struct Stores {
+  runtime::Store namespaces, webhooks, iops, deployments, replica_sets, empty, pods, pdbs,
+      config_maps, nodes;
+  reconcilers::RestartsCache cache;
+};
+
+std::unique_ptr<Stores> make_stores(const Cluster& c) {
+  auto s = std::make_unique<Stores>();
+  auto items = [](const restart::ObjectList& list) {
+    std::vector<runtime::Object> out;
+    for (std::size_t i = 0; i < list.size(); ++i)
+      out.push_back(list.item(i));
+    return out;
+  };
+  std::vector<runtime::Object> deployments = items(c.view.control_plane_deployments);
+  std::vector<runtime::Object> replica_sets;
+  for (std::size_t i = 0; i < c.view.workloads.size(); ++i)
+    (api::string_at(c.view.workloads[i], {"kind"}) == "Deployment" ? deployments : replica_sets)
+        .push_back(c.view.workloads.item(i));
+  s->namespaces.replace(items(c.view.namespaces));
+  s->webhooks.replace(items(c.view.webhook_configurations));
+  s->iops.replace(std::vector<runtime::Object>{});
+  s->deployments.replace(std::move(deployments));
+  s->replica_sets.replace(std::move(replica_sets));
+  s->empty.replace(std::vector<runtime::Object>{});
+  s->pods.replace(items(c.view.pods));
+  s->pdbs.replace(std::vector<runtime::Object>{});
+  s->config_maps.replace(items(c.view.config_maps));
+  s->nodes.replace(std::vector<runtime::Object>{});
+  s->cache.namespaces = &s->namespaces;
+  s->cache.webhook_configurations = &s->webhooks;
+  s->cache.istio_operators = &s->iops;
+  s->cache.workloads = {&s->deployments, &s->replica_sets, &s->empty};
+  s->cache.deployments = &s->deployments;
+  s->cache.pods = &s->pods;
+  s->cache.pod_disruption_budgets = &s->pdbs;
+  s->cache.config_maps = &s->config_maps;
+  s->cache.nodes = &s->nodes;
+  s->cache.pod_index = std::make_shared<reconcilers::PodIndex>(s->pods);  // as setup_restarts
+  return s;
+}
+
+// One executing pass, driven to its end on `io`.
+api::Result<reconcilers::PassReport> run_pass(boost::asio::io_context& io,
+                                              reconcilers::RestartsReconciler& r) {
+  std::optional<api::Result<reconcilers::PassReport>> out;
+  auto run = [&]() -> kube::Task<void> { out.emplace(co_await r.pass(true)); };
+  boost::asio::co_spawn(io, run(), [](std::exception_ptr e) {
+    if (e) std::rethrow_exception(e);
+  });
+  io.restart();
+  io.run();
+  if (!out) die("the pass did not finish");
+  return std::move(*out);
+}
+
+void check_pass(benchmark::State& state, const api::Result<reconcilers::PassReport>& report,
+                std::size_t workloads, const test_support::RecordingWriter& writer) {
+  if (!report.ok()) {
+    state.SkipWithError(("pass failed: " + report.message()).c_str());
+    return;
+  }
+  std::size_t none = 0;
+  for (const auto& e : report->plan)
+    none += e.action == restart::Action::kNone;
+  // The workloads, and istiod (no pods: up to date).
+  if (none != workloads + 1 || report->plan.size() != workloads + 1 || !writer.calls.empty())
+    state.SkipWithError(("pass not all up to date: " + std::to_string(none) + " of " +
+                         std::to_string(report->plan.size()) + ", " +
+                         std::to_string(writer.calls.size()) + " writes")
+                            .c_str());
+}
+
+void passes(benchmark::State& state, bool warm) {
+  Cluster& c = cluster(static_cast<int>(state.range(0)));
+  std::unique_ptr<Stores> stores = make_stores(c);
+  reconcilers::RestartsConfig config = c.config;
+  config.cache = &stores->cache;
+  boost::asio::io_context io;
+  auto writer = std::make_shared<test_support::RecordingWriter>();
+  const std::size_t workloads = c.view.namespaces.size() * 10;
+  auto reconciler = std::make_unique<reconcilers::RestartsReconciler>(config, writer);
+  if (warm) check_pass(state, run_pass(io, *reconciler), workloads, *writer);
+  for (auto _ : state) {
+    if (!warm) {
+      state.PauseTiming();
+      reconciler = std::make_unique<reconcilers::RestartsReconciler>(config, writer);
+      state.ResumeTiming();
+    }
+    auto report = run_pass(io, *reconciler);
+    state.PauseTiming();
+    check_pass(state, report, workloads, *writer);
+    state.ResumeTiming();
+    report = api::Error{"released"};  // as the controller drops it: part of a pass's cost
+  }
+  state.counters["workloads"] = static_cast<double>(workloads);
+  state.counters["pods"] = static_cast<double>(c.view.pods.size());
+}
+
+// The pass's two big parts alone: the view taken from the stores, and the plan over it with the
+// plan memo warm (the same engines and memo as a reconciler keeps).
+void BM_ViewFromStores(benchmark::State& state) {
+  Cluster& c = cluster(static_cast<int>(state.range(0)));
+  std::unique_ptr<Stores> stores = make_stores(c);
+  for (auto _ : state) {
+    auto view = reconcilers::cluster_view_from(stores->cache, c.config);
+    if (!view.ok()) state.SkipWithError(view.message().c_str());
+    benchmark::DoNotOptimize(view);
+  }
+}
+BENCHMARK(BM_ViewFromStores)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+void BM_PlanMemoWarm(benchmark::State& state) {
+  Cluster& c = cluster(static_cast<int>(state.range(0)));
+  std::unique_ptr<Stores> stores = make_stores(c);
+  auto view = reconcilers::cluster_view_from(stores->cache, c.config);
+  if (!view.ok()) die(view.message());
+  reconcilers::Engines engines = reconcilers::build_engines(*view, c.config);
+  reconcilers::DecisionCache decisions;
+  restart::PlanMemo memo;
+  restart::ClusterPlanOptions options;
+  options.memo = &memo;
+  options.desired_key = "bench";
+  const auto now = std::chrono::system_clock::now();
+  (void)restart::plan_cluster(*view, engines.desired(&decisions), now, options);
+  for (auto _ : state) {
+    auto plan = restart::plan_cluster(*view, engines.desired(&decisions), now, options);
+    benchmark::DoNotOptimize(plan);
+  }
+  state.counters["hits"] = static_cast<double>(memo.hits());
+}
+BENCHMARK(BM_PlanMemoWarm)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+void BM_PassWarm(benchmark::State& state) {
+  passes(state, true);
+}
+BENCHMARK(BM_PassWarm)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+void BM_PassCold(benchmark::State& state) {
+  passes(state, false);
+}
+BENCHMARK(BM_PassCold)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(2);
 
 }  // namespace
 

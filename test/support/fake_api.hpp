@@ -274,6 +274,14 @@ class FakeApi final : public kube::Reader, public kube::Writer {
     status.Parse(R"({"kind":"Status","status":"Success"})");
     co_return status;
   }
+  kube::Task<kube::Result<rapidjson::Document>> evict(std::string ns, std::string name,
+                                                      bool /*dry_run*/) override {
+    Call& c = record_raw("evict", "Pod", ns, name);
+    if (auto e = scripted(c)) co_return std::move(*e);
+    api::Document status;
+    status.Parse(R"({"kind":"Status","status":"Success"})");
+    co_return status;
+  }
   void event(const kube::ObjectReference& regarding, kube::EventType type, std::string reason,
              std::string /*action*/, std::string note) override {
     Call& c = record_raw("event", regarding.kind, regarding.ns, regarding.name);

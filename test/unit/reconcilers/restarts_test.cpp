@@ -12,6 +12,7 @@
 #include "operator/manifest/chart_sets.hpp"
 #include "operator/metrics/registry.hpp"
 #include "test/support/chart_set_sources.hpp"
+#include "test/support/recording_writer.hpp"
 #include "test/unit/kube/fake_apiserver.hpp"
 #include "test/unit/restart/fixtures.hpp"
 
@@ -97,6 +98,51 @@ TEST(RestartsDecisionCache, RemembersDecisionsPerEngineAndPod) {
   // An unknown revision has no engine: nothing decided, nothing cached.
   EXPECT_FALSE(desired("canary", pod).has_value());
   EXPECT_EQ(cache.size(), 0u);
+}
+
+// `meshop run`: the engines are the snapshots the webhook serves (the same objects), keyed by
+// their generation; a revision the webhook has not published is built from the view's
+// ConfigMaps as the webhook builds it, and one without ConfigMaps has an error.
+TEST(RestartsEngines, FromTheWebhooksRevisionStore) {
+  const std::string values = test_support::chart_set_sources().values;
+  restart::ClusterView view = view_with(values);
+  view.webhook_configurations.push_back(json(
+      R"({"metadata":{"name":"istio-sidecar-injector-canary","labels":{"istio.io/rev":"canary"}}})"));
+  view.webhook_configurations.push_back(json(
+      R"({"metadata":{"name":"istio-sidecar-injector-gone","labels":{"istio.io/rev":"gone"}}})"));
+  rapidjson::Document canary = json(api::to_json(view.config_maps[0]));
+  canary["metadata"]["name"].SetString("istio-sidecar-injector-canary", canary.GetAllocator());
+  view.config_maps.push_back(std::move(canary));
+
+  Engines built = build_engines(view, config());
+  ASSERT_EQ(built.snapshots.size(), 2u);
+  ASSERT_EQ(built.errors.count("gone"), 1u);
+
+  webhook::RevisionStore store;
+  webhook::RevisionConfig published;
+  published.revision = "default";
+  published.snapshot = built.snapshots.at("default");
+  store.publish(published);
+  const std::uint64_t generation = store.get("default")->generation;
+
+  Engines engines = engines_from(store, view, config());
+  EXPECT_EQ(engines.snapshots.at("default"), built.snapshots.at("default"))
+      << "the webhook's snapshot itself";
+  EXPECT_EQ(engines.engine_keys.at("default"), "webhook#" + std::to_string(generation));
+  ASSERT_EQ(engines.snapshots.count("canary"), 1u) << "not published: built from the view";
+  EXPECT_EQ(engines.engine_keys.at("canary"), built.engine_keys.at("canary"));
+  EXPECT_NE(engines.errors.at("gone").find("istio-sidecar-injector-gone not found"),
+            std::string::npos)
+      << engines.errors.at("gone");
+
+  // Both decide alike for a pod.
+  rapidjson::Document pod = json(R"({"metadata":{"namespace":"apps","labels":{"app":"a"}},
+      "spec":{"containers":[{"name":"app","image":"a:1"}]}})");
+  auto from_store = engines.desired()("default", pod);
+  auto from_view = built.desired()("default", pod);
+  ASSERT_TRUE(from_store && from_view);
+  EXPECT_EQ(from_store->proxy_image, from_view->proxy_image);
+  EXPECT_EQ(from_store->fingerprint, from_view->fingerprint);
 }
 
 TEST(RestartsDecisionCache, KeysAreDigestsOfRevisionEngineAndPod) {
@@ -201,6 +247,46 @@ TEST(RestartsCache, ViewFromStoresSharesFiltersAndOrdersAsAList) {
   EXPECT_FALSE(cluster_view_from(cache, c).ok());
 }
 
+// The pods grouped by controller as the store changes: a group is replaced when one of its pods
+// changes, and only then; a pod that changes controller moves; a deleted pod leaves.
+TEST(RestartsPodIndex, FollowsTheStoreGroupByGroup) {
+  auto pod = [](const std::string& name, const std::string& owner, const std::string& rv) {
+    std::string refs = owner.empty() ? ""
+                                     : R"(,"ownerReferences":[{"apiVersion":"apps/v1",
+        "kind":"ReplicaSet","name":"rs","uid":")" +
+                                           owner + R"(","controller":true}])";
+    return json(R"({"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"apps","name":")" +
+                name + R"(","resourceVersion":")" + rv + "\"" + refs + "}}");
+  };
+  runtime::Store pods;
+  pods.apply(pod("a-1", "rs-a", "1"));  // before the index: replayed
+  PodIndex index(pods);
+  pods.apply(pod("a-2", "rs-a", "1"));
+  pods.apply(pod("b-1", "rs-b", "1"));
+  pods.apply(pod("bare", "", "1"));
+  auto first = index.groups();
+  ASSERT_EQ(first->size(), 3u);
+  EXPECT_EQ(first->at("rs-a")->pods.size(), 2u);
+  EXPECT_EQ(first->at("rs-b")->pods.size(), 1u);
+  EXPECT_EQ(first->at("")->pods.size(), 1u);
+  EXPECT_EQ(index.groups(), first) << "no change: the same snapshot";
+
+  pods.apply(pod("b-1", "rs-b", "2"));  // a change in b: a's group is the same object
+  auto second = index.groups();
+  EXPECT_NE(second, first);
+  EXPECT_EQ(second->at("rs-a"), first->at("rs-a"));
+  EXPECT_NE(second->at("rs-b"), first->at("rs-b"));
+  EXPECT_EQ(runtime::resource_version_of(*second->at("rs-b")->pods.at(0)), "2");
+
+  pods.apply(pod("a-2", "rs-b", "3"));  // adopted by b
+  pods.remove_key("apps/bare");
+  auto third = index.groups();
+  EXPECT_EQ(third->at("rs-a")->pods.size(), 1u);
+  EXPECT_EQ(third->at("rs-b")->pods.size(), 2u);
+  EXPECT_EQ(third->count(""), 0u) << "an empty group goes";
+  EXPECT_EQ(first->at("rs-a")->pods.size(), 2u) << "an earlier snapshot never changes";
+}
+
 // One Deployment (apps/web, its ReplicaSet and pod on the default revision) in a namespace
 // relabelled to the canary revision, whose IstioOperator restarts automatically; the stores a
 // `meshop run` pass reads, and a scripted apiserver that takes the restart and status patches.
@@ -258,6 +344,7 @@ class RestartsPass : public ::testing::Test {
     cache_.pod_disruption_budgets = &pdbs_;
     cache_.config_maps = &config_maps_;
     cache_.nodes = &nodes_;
+    cache_.pod_index = std::make_shared<PodIndex>(pods_);  // as `meshop run` sets it up
 
     server_.handler = [this](const kube::fake::Exchange& ex) {
       using kube::fake::response;
@@ -345,9 +432,9 @@ class RestartsPass : public ::testing::Test {
         [this] { return now_; });
   }
 
-  api::Result<PassReport> pass(RestartsReconciler& r) {
+  api::Result<PassReport> pass(RestartsReconciler& r, bool execute = true) {
     std::optional<api::Result<PassReport>> out;
-    auto run = [&]() -> kube::Task<void> { out.emplace(co_await r.pass(true)); };
+    auto run = [&]() -> kube::Task<void> { out.emplace(co_await r.pass(execute)); };
     boost::asio::co_spawn(io_, run(), [](std::exception_ptr e) {
       if (e) std::rethrow_exception(e);
     });
@@ -827,6 +914,303 @@ TEST_F(RestartsDeadline, PastTheDeadlineRestartsOutsideTheWindowWhenAsked) {
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(api::string_at(*c, {"status"}), "True");
   EXPECT_TRUE(stale_patches_.empty());
+}
+
+std::string workload_key_of(const restart::PlanEntry& e) {
+  return e.plan.kind + "/" + e.plan.ns + "/" + e.plan.name;
+}
+
+// Everything a plan entry says, for comparing plans.
+std::vector<std::string> describe(const std::vector<restart::PlanEntry>& plan) {
+  std::vector<std::string> out;
+  for (const restart::PlanEntry& e : plan) {
+    std::string line = workload_key_of(e) + "|" + std::string(restart::action_name(e.action)) +
+                       "|" + e.why + "|" + e.cause + "|" + e.policy_source + "|" +
+                       std::string(restart::verdict_name(e.plan.verdict)) + "|" + e.plan.detail +
+                       "|" + e.plan.current_revision + "|" + e.plan.target_revision + "|" +
+                       e.plan.target_proxy_image + "|" + e.target_version;
+    for (const std::string& p : e.plan.stale_pods)
+      line += "|" + p;
+    out.push_back(line);
+  }
+  return out;
+}
+
+// Issue 13: a pass over an unchanged cluster reuses the previous pass's plans (the plan memo)
+// and engines; what it plans must be what a new reconciler, remembering nothing, plans.
+TEST_F(RestartsPass, AWarmPassOverAnUnchangedClusterPlansAsAColdOne) {
+  // Besides web (stale: its namespace moved to canary): api, up to date on canary, and a bare
+  // pod of no workload.
+  deployments_.apply(json(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{
+      "namespace":"apps","name":"api","uid":"api-uid","generation":1,"resourceVersion":"1"},
+      "spec":{"replicas":1,"template":{"metadata":{},"spec":{"containers":[{"name":"app",
+      "image":"app:1"}]}}},"status":{"observedGeneration":1,"replicas":1,"updatedReplicas":1,
+      "availableReplicas":1}})"));
+  replica_sets_.apply(json(R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{
+      "namespace":"apps","name":"api-1","uid":"api-rs-uid","ownerReferences":[{"apiVersion":
+      "apps/v1","kind":"Deployment","name":"api","uid":"api-uid","controller":true}]},"spec":{}})"));
+  auto r = reconciler();
+  auto cold = pass(*r, false);
+  ASSERT_TRUE(cold.ok()) << cold.message();
+  ASSERT_EQ(cold->plan.size(), 2u);
+  ASSERT_FALSE(cold->plan[1].plan.target_proxy_image.empty()) << "web is stale";
+  for (int i = 0; i < 3; ++i) {
+    rapidjson::Document pod = json(restart::pod("api-1-" + std::to_string(i), "canary",
+                                                cold->plan[1].plan.target_proxy_image));
+    auto& a = pod.GetAllocator();
+    pod.AddMember("kind", "Pod", a);
+    pod["metadata"].AddMember("namespace", "apps", a);
+    pod["metadata"].AddMember("uid", rapidjson::Value(("api-p" + std::to_string(i)).c_str(), a), a);
+    pod["metadata"].AddMember("ownerReferences",
+                              rapidjson::Value().CopyFrom(json(R"([{"apiVersion":"apps/v1",
+        "kind":"ReplicaSet","name":"api-1","uid":"api-rs-uid","controller":true}])"),
+                                                          a),
+                              a);
+    pods_.apply(std::move(pod));
+  }
+  rapidjson::Document bare = json(restart::pod("bare", ""));
+  bare.AddMember("kind", "Pod", bare.GetAllocator());
+  bare["metadata"].AddMember("namespace", "apps", bare.GetAllocator());
+  pods_.apply(std::move(bare));
+
+  auto first = pass(*r, false);
+  ASSERT_TRUE(first.ok()) << first.message();
+  ASSERT_EQ(first->plan.size(), 3u);
+  EXPECT_EQ(first->plan[0].action, restart::Action::kNone) << first->plan[0].why;     // api
+  EXPECT_EQ(first->plan[1].action, restart::Action::kRestart) << first->plan[1].why;  // web
+  EXPECT_EQ(first->plan[2].action, restart::Action::kManual) << first->plan[2].why;   // bare
+  auto warm = pass(*r, false);
+  ASSERT_TRUE(warm.ok()) << warm.message();
+  EXPECT_EQ(warm->engines, first->engines) << "the engines are reused, not rebuilt";
+  // Another reconciler (told the bundled default version, as the first found it).
+  auto fresh = reconciler(manifest::default_chart_set().version);
+  auto cold_again = pass(*fresh, false);
+  ASSERT_TRUE(cold_again.ok()) << cold_again.message();
+  EXPECT_EQ(describe(warm->plan), describe(first->plan));
+  EXPECT_EQ(describe(warm->plan), describe(cold_again->plan));
+
+  // A pod changes: the warm pass sees it as a cold one does.
+  set_pod("web-1-a", "canary", first->plan[1].plan.target_proxy_image);
+  auto changed = pass(*r, false);
+  ASSERT_TRUE(changed.ok()) << changed.message();
+  auto changed_cold = pass(*reconciler(manifest::default_chart_set().version), false);
+  ASSERT_TRUE(changed_cold.ok()) << changed_cold.message();
+  EXPECT_EQ(describe(changed->plan), describe(changed_cold->plan));
+  EXPECT_NE(describe(changed->plan), describe(first->plan));
+}
+
+// The pass's decisions through the writer seam (kube::Writer): a recording fake instead of an
+// apiserver, the stores of RestartsPass.
+class RestartsSeam : public RestartsPass {
+ protected:
+  std::unique_ptr<RestartsReconciler> seamed() {
+    RestartsConfig c = config();
+    c.cache = &cache_;
+    return std::make_unique<RestartsReconciler>(c, writer_, nullptr, nullptr,
+                                                [this] { return now_; });
+  }
+  // The restart patches sent to Deployment `name`.
+  std::vector<test_support::RecordingWriter::Call> restarts_of(const std::string& name) const {
+    std::vector<test_support::RecordingWriter::Call> out;
+    for (const auto& c : writer_->of("patch"))
+      if (c.resource == "deployments" && c.name == name &&
+          c.patch_type == kube::PatchType::kStrategicMerge)
+        out.push_back(c);
+    return out;
+  }
+
+  std::shared_ptr<test_support::RecordingWriter> writer_ =
+      std::make_shared<test_support::RecordingWriter>();
+};
+
+TEST_F(RestartsSeam, ARestartSendsKubectlsPatchAtTheResourceVersionReadAndSaysSo) {
+  writer_->answer =
+      [](const test_support::RecordingWriter::Call& c) -> kube::Result<rapidjson::Document> {
+    if (c.resource == "deployments") return json(web(2, c.body));
+    return test_support::RecordingWriter::ok(c);
+  };
+  auto r = seamed();
+  auto report = pass(*r);
+  ASSERT_TRUE(report.ok()) << report.message();
+  EXPECT_EQ(report->started, (std::vector<std::string>{"Deployment/apps/web"}));
+  auto patches = restarts_of("web");
+  ASSERT_EQ(patches.size(), 1u);
+  rapidjson::Document body = json(patches[0].body);
+  EXPECT_EQ(api::string_at(body, {"metadata", "resourceVersion"}), "1");
+  EXPECT_FALSE(api::string_at(body, {"spec", "template", "metadata", "annotations",
+                                     restart::kRestartedAtAnnotation})
+                   .empty());
+  EXPECT_EQ(writer_->event_reasons(), (std::vector<std::string>{"Restarted"}));
+  EXPECT_NE(writer_->events[0].note.find("RevisionChanged/canary"), std::string::npos)
+      << writer_->events[0].note;
+  // status.restarts of the IstioOperator: one InProgress.
+  std::vector<test_support::RecordingWriter::Call> status;
+  for (const auto& c : writer_->of("patch"))
+    if (c.resource == "istiooperators" && c.subresource == "status") status.push_back(c);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_EQ(json(status[0].body)["status"]["restarts"]["inProgress"].GetInt(), 1);
+}
+
+// 409 on the restart patch: the store's copy was stale (another writer restarted it); not an
+// error, nothing started, no Event; the next pass plans again and tries again.
+TEST_F(RestartsSeam, AConflictOnTheRestartPatchStartsNothingAndIsNoError) {
+  writer_->answer =
+      [](const test_support::RecordingWriter::Call& c) -> kube::Result<rapidjson::Document> {
+    if (c.resource == "deployments")
+      return test_support::status_error(409, "Conflict", "the object has been modified");
+    return test_support::RecordingWriter::ok(c);
+  };
+  auto r = seamed();
+  auto report = pass(*r);
+  ASSERT_TRUE(report.ok()) << report.message();
+  EXPECT_TRUE(report->started.empty());
+  EXPECT_EQ(restarts_of("web").size(), 1u);
+  EXPECT_TRUE(writer_->events.empty());
+  now_ += std::chrono::seconds(2);
+  ASSERT_TRUE(pass(*r).ok());
+  EXPECT_EQ(restarts_of("web").size(), 2u) << "tried again on the next pass";
+}
+
+// Issue 13 item 5: the pass's error keeps the kind the apiserver gave it, so the controller's
+// error policy (errors.hpp) chooses the requeue: Forbidden slow, 429 after Retry-After.
+TEST_F(RestartsSeam, AFailedWriteKeepsItsKind) {
+  writer_->answer =
+      [](const test_support::RecordingWriter::Call& c) -> kube::Result<rapidjson::Document> {
+    if (c.resource == "deployments")
+      return test_support::status_error(403, "Forbidden", "deployments.apps \"web\" is forbidden");
+    return test_support::RecordingWriter::ok(c);
+  };
+  auto r = seamed();
+  auto report = pass(*r);
+  ASSERT_FALSE(report.ok());
+  EXPECT_TRUE(report.error().forbidden);
+  EXPECT_NE(report.message().find("restarting Deployment/apps/web: "), std::string::npos)
+      << report.message();
+
+  writer_->answer =
+      [](const test_support::RecordingWriter::Call& c) -> kube::Result<rapidjson::Document> {
+    if (c.resource == "deployments") {
+      kube::Error e = test_support::status_error(429, "TooManyRequests", "slow down");
+      e.retry_after = std::chrono::seconds(7);
+      return e;
+    }
+    return test_support::RecordingWriter::ok(c);
+  };
+  auto throttled = pass(*r);
+  ASSERT_FALSE(throttled.ok());
+  ASSERT_TRUE(throttled.error().retry_after.has_value());
+  EXPECT_EQ(*throttled.error().retry_after, std::chrono::seconds(7));
+}
+
+// failurePolicy Pause (the default): a restart whose rollout failed stops every further start.
+TEST_F(RestartsSeam, AFailedRolloutPausesTheOtherRestarts) {
+  // web was restarted for the cause 10 minutes ago (past rolloutTimeout 2m) and its pods still
+  // run the old revision; api, stale too, waits.
+  deployments_.apply(json(web(
+      2, restart::restart_patch("RevisionChanged/canary", now_ - std::chrono::minutes(10), ""))));
+  deployments_.apply(json(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{
+      "namespace":"apps","name":"api","uid":"api-uid","generation":1,"resourceVersion":"1"},
+      "spec":{"replicas":1,"template":{"metadata":{},"spec":{"containers":[{"name":"app",
+      "image":"app:1"}]}}},"status":{"observedGeneration":1,"replicas":1,"updatedReplicas":1,
+      "availableReplicas":1}})"));
+  replica_sets_.apply(json(R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{
+      "namespace":"apps","name":"api-1","uid":"api-rs-uid","ownerReferences":[{"apiVersion":
+      "apps/v1","kind":"Deployment","name":"api","uid":"api-uid","controller":true}]},"spec":{}})"));
+  rapidjson::Document pod = json(restart::pod("api-1-a", "default"));
+  auto& a = pod.GetAllocator();
+  pod.AddMember("kind", "Pod", a);
+  pod["metadata"].AddMember("namespace", "apps", a);
+  pod["metadata"].AddMember("uid", "api-pod", a);
+  pod["metadata"].AddMember("ownerReferences",
+                            rapidjson::Value().CopyFrom(json(R"([{"apiVersion":"apps/v1",
+      "kind":"ReplicaSet","name":"api-1","uid":"api-rs-uid","controller":true}])"),
+                                                        a),
+                            a);
+  pods_.apply(std::move(pod));
+  auto r = seamed();
+  auto report = pass(*r);
+  ASSERT_TRUE(report.ok()) << report.message();
+  ASSERT_EQ(report->failed.size(), 1u);
+  EXPECT_EQ(report->failed[0].key, "Deployment/apps/web");
+  EXPECT_TRUE(report->paused);
+  EXPECT_NE(report->pause_reason.find("failurePolicy Pause"), std::string::npos)
+      << report->pause_reason;
+  EXPECT_TRUE(report->started.empty());
+  EXPECT_TRUE(restarts_of("api").empty());
+  EXPECT_TRUE(restarts_of("web").empty());
+  auto reasons = writer_->event_reasons();
+  EXPECT_NE(std::find(reasons.begin(), reasons.end(), "RestartFailed"), reasons.end());
+}
+
+// Strategy Evict: a PodDisruptionBudget's refusal (429 naming it) makes the entry Deferred,
+// says which budget, and is not retried before the backoff (2 s, doubling).
+TEST_F(RestartsSeam, AnEvictionABudgetRefusesIsDeferredAndBacksOff) {
+  iops_.replace(docs({R"({"apiVersion":"install.istio.io/v1alpha1","kind":"IstioOperator",
+      "metadata":{"namespace":"istio-system","name":"canary"},
+      "spec":{"revision":"canary","restarts":{"mode":"Auto","strategy":"Evict",
+        "maxConcurrent":1,"minInterval":"0s","rolloutTimeout":"2m"}},
+      "status":{"status":"HEALTHY"}})"}));
+  rapidjson::Document w = json(web(1, ""));
+  w["spec"].AddMember("strategy",
+                      rapidjson::Value().CopyFrom(json(R"({"rollingUpdate":{"maxUnavailable":1}})"),
+                                                  w.GetAllocator()),
+                      w.GetAllocator());
+  deployments_.apply(std::move(w));
+  set_pod("web-1-a", "default", "hub/proxyv2:1.0");
+  {
+    rapidjson::Document p = json(api::to_json(*pods_.get("apps/web-1-a")));
+    p.AddMember("status",
+                rapidjson::Value().CopyFrom(
+                    json(R"({"conditions":[{"type":"Ready","status":"True"}]})"), p.GetAllocator()),
+                p.GetAllocator());
+    pods_.apply(std::move(p));
+  }
+  writer_->answer =
+      [](const test_support::RecordingWriter::Call& c) -> kube::Result<rapidjson::Document> {
+    if (c.verb == "evict")
+      return test_support::status_error(
+          429, "TooManyRequests",
+          "Cannot evict pod as it would violate the pod's disruption budget.: The disruption "
+          "budget web-pdb needs 1 healthy pods and has 1 currently");
+    return test_support::RecordingWriter::ok(c);
+  };
+  auto r = seamed();
+  auto report = pass(*r);
+  ASSERT_TRUE(report.ok()) << report.message();
+  ASSERT_EQ(writer_->of("evict").size(), 1u);
+  EXPECT_EQ(writer_->of("evict")[0].name, "web-1-a");
+  EXPECT_FALSE(writer_->of("evict")[0].dry_run);
+  ASSERT_EQ(report->plan.size(), 1u);
+  EXPECT_EQ(report->plan[0].action, restart::Action::kDeferred);
+  EXPECT_NE(report->plan[0].why.find("PodDisruptionBudget web-pdb refuses the eviction"),
+            std::string::npos)
+      << report->plan[0].why;
+  EXPECT_TRUE(report->started.empty());
+
+  now_ += std::chrono::seconds(1);  // within the backoff: not asked again
+  auto again = pass(*r);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(writer_->of("evict").size(), 1u);
+  EXPECT_EQ(again->plan[0].action, restart::Action::kDeferred);
+
+  now_ += std::chrono::seconds(2);  // past it: asked again, and evicted
+  writer_->answer = test_support::RecordingWriter::ok;
+  auto later = pass(*r);
+  ASSERT_TRUE(later.ok()) << later.message();
+  EXPECT_EQ(writer_->of("evict").size(), 2u);
+  EXPECT_EQ(later->pods_evicted, (std::vector<std::string>{"apps/web-1-a"}));
+  EXPECT_EQ(later->started, (std::vector<std::string>{"Deployment/apps/web"}));
+}
+
+// A pass that does not execute asks the apiserver whether each next eviction would go
+// (dry-run) and writes nothing else.
+TEST_F(RestartsSeam, APlanOnlyPassWritesNothing) {
+  auto r = seamed();
+  auto report = pass(*r, false);
+  ASSERT_TRUE(report.ok()) << report.message();
+  EXPECT_EQ(report->plan[0].action, restart::Action::kRestart);
+  EXPECT_TRUE(writer_->calls.empty());
+  EXPECT_TRUE(writer_->events.empty());
 }
 
 }  // namespace

@@ -51,6 +51,7 @@ class ClusterPlan : public ::testing::Test {
   std::map<std::string, PlanEntry> run(SystemTime now = std::chrono::system_clock::now()) {
     DesiredFn fn = [this](const std::string& revision,
                           const rapidjson::Value&) -> std::optional<Desired> {
+      ++desired_calls_;
       if (!known_.count(revision)) return std::nullopt;
       Desired d;
       d.inject = true;
@@ -69,6 +70,7 @@ class ClusterPlan : public ::testing::Test {
 
   ClusterView view_;
   ClusterPlanOptions options_;
+  int desired_calls_ = 0;
   std::set<std::string> known_{"default", "canary"};
   // What injection gives now per revision (unset: no image / fingerprint to compare).
   std::map<std::string, std::string> proxy_images_, fingerprints_;
@@ -568,6 +570,95 @@ TEST_F(GatePlan, TheDeadlineDoesNotOpenOtherGates) {
       "restartAfterDeadline":true,"maxVersionSkew":"Patch"})");
   EXPECT_EQ(run(soon_).at("ns-a/web").action, Action::kApprovalNeeded);
   EXPECT_TRUE(run(soon_).at("ns-a/web").overdue);
+}
+
+// Everything a plan entry says, for comparing plans.
+std::string describe(const PlanEntry& e) {
+  std::string out = std::string(action_name(e.action)) + "|" + e.why + "|" + e.cause + "|" +
+                    e.policy_source + "|" + std::string(verdict_name(e.plan.verdict)) + "|" +
+                    (e.plan.reason ? std::string(reason_name(*e.plan.reason)) : "-") + "|" +
+                    e.plan.detail + "|" + e.plan.current_revision + "|" + e.plan.target_revision +
+                    "|" + e.plan.current_proxy_image + "|" + e.plan.target_proxy_image + "|" +
+                    e.plan.target_fingerprint + "|" + e.current_version + "|" + e.target_version +
+                    "|" + (e.evict.next) + "|" + (e.stale_since_left ? "left" : "");
+  for (const std::string& p : e.plan.stale_pods)
+    out += "|" + p;
+  return out;
+}
+std::map<std::string, std::string> describe(const std::map<std::string, PlanEntry>& plan) {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, e] : plan)
+    out[name] = describe(e);
+  return out;
+}
+
+// The memo: a pass over unchanged objects plans as a pass without it, asking the engine nothing;
+// a changed pod, namespace or engine key replans what it touches, and only that.
+TEST_F(ClusterPlan, AMemoReusesUnchangedWorkloadsAndPlansAsWithout) {
+  add_deployment("ns-a", "web", {"default", "default"});  // stale: RevisionChanged
+  add_deployment("ns-b", "api", {"default", "default"});  // up to date
+  add_deployment("ns-b", "db", {"default"});
+  add_deployment("ns-c", "opt", {""});                // stale, opted out by its namespace
+  add_deployment("ns-b", "empty", {});                // no pods
+  rapidjson::Document bare = parse(pod("bare", ""));  // a bare pod: planned as itself
+  bare["metadata"].AddMember("namespace", "ns-b", bare.GetAllocator());
+  view_.pods.push_back(std::move(bare));
+  const SystemTime now = std::chrono::system_clock::now();
+  auto cold = describe(run(now));
+  ASSERT_EQ(cold.size(), 6u);
+  EXPECT_NE(cold.at("ns-a/web").find("Restart|"), std::string::npos) << cold.at("ns-a/web");
+
+  PlanMemo memo;
+  options_.memo = &memo;
+  options_.desired_key = "engines-1";
+  desired_calls_ = 0;
+  EXPECT_EQ(describe(run(now)), cold);
+  EXPECT_EQ(memo.misses(), 6u);
+  EXPECT_EQ(memo.hits(), 0u);
+  EXPECT_GT(desired_calls_, 0);
+  EXPECT_EQ(memo.size(), 6u);
+
+  desired_calls_ = 0;
+  EXPECT_EQ(describe(run(now)), cold) << "warm";
+  EXPECT_EQ(memo.hits(), 6u);
+  EXPECT_EQ(memo.misses(), 0u);
+  EXPECT_EQ(desired_calls_, 0) << "a warm pass over an unchanged view asks the engine nothing";
+
+  // A pod of api now runs the canary revision: api is replanned (stale), nothing else.
+  for (std::size_t i = 0; i < view_.pods.size(); ++i)
+    if (api::string_at(view_.pods[i], {"metadata", "name"}) == "api-1") {
+      rapidjson::Document replaced = parse(pod("api-1", "canary"));
+      rapidjson::Document& p = view_.pods.edit(i);
+      p["metadata"]["annotations"].CopyFrom(replaced["metadata"]["annotations"], p.GetAllocator());
+    }
+  auto changed = describe(run(now));
+  EXPECT_EQ(memo.misses(), 1u);
+  EXPECT_EQ(memo.hits(), 5u);
+  EXPECT_NE(changed.at("ns-b/api"), cold.at("ns-b/api"));
+  EXPECT_NE(changed.at("ns-b/api").find("RevisionChanged"), std::string::npos)
+      << changed.at("ns-b/api");
+  options_.memo = nullptr;
+  EXPECT_EQ(describe(run(now)), changed) << "the memo's answer is the fresh one";
+  options_.memo = &memo;
+
+  // Namespace ns-c no longer opts out: its workload is replanned.
+  view_.namespaces.edit(2)["metadata"]["annotations"].RemoveMember("meshop.io/restart");
+  auto relabelled = describe(run(now));
+  EXPECT_EQ(memo.misses(), 1u);
+  EXPECT_EQ(relabelled.at("ns-c/opt").find("Skipped"), std::string::npos)
+      << relabelled.at("ns-c/opt");
+
+  // Another engine configuration: everything is replanned.
+  options_.desired_key = "engines-2";
+  desired_calls_ = 0;
+  EXPECT_EQ(describe(run(now)), relabelled);
+  EXPECT_EQ(memo.misses(), 6u);
+  EXPECT_GT(desired_calls_, 0);
+
+  // A workload gone is forgotten by the next plan.
+  view_.workloads = ObjectList();
+  (void)run(now);
+  EXPECT_EQ(memo.size(), 1u) << "only the bare pod is left to plan";
 }
 
 }  // namespace
