@@ -312,17 +312,17 @@ kube::Task<api::Result<restart::ClusterView>> load_cluster_view(
   const std::string ns = config.namespace_filter;
 
   auto namespaces = co_await client->list_all(kube::resources::kNamespaces, "");
-  if (!namespaces) co_return api_error(namespaces.error(), "listing namespaces");
+  if (!namespaces) co_return api::with_context("listing namespaces", namespaces.error());
   take_items(namespaces->list, "Namespace", view.namespaces);
 
   auto webhooks = co_await client->list_all(kube::resources::kMutatingWebhookConfigurations, "");
-  if (!webhooks) co_return api_error(webhooks.error(), "listing mutatingwebhookconfigurations");
+  if (!webhooks) co_return api::with_context("listing mutatingwebhookconfigurations", webhooks.error());
   take_items(webhooks->list, "MutatingWebhookConfiguration", view.webhook_configurations);
 
   auto iop_type = co_await client->discover("install.istio.io/v1alpha1", "IstioOperator");
   if (iop_type) {
     auto iops = co_await client->list_all(*iop_type, "");
-    if (!iops) co_return api_error(iops.error(), "listing istiooperators");
+    if (!iops) co_return api::with_context("listing istiooperators", iops.error());
     take_items(iops->list, "IstioOperator", view.istio_operators);
   }  // no CRD: no IstioOperators, default policies
 
@@ -337,28 +337,28 @@ kube::Task<api::Result<restart::ClusterView>> load_cluster_view(
   };
   for (const auto& [type, kind] : kinds) {
     auto page = co_await client->list_all(*type, ns);
-    if (!page) co_return api_error(page.error(), "listing " + type->display());
+    if (!page) co_return api::with_context("listing " + type->display(), page.error());
     take_items(page->list, kind, view.workloads);
   }
   auto pods = co_await client->list_all(kube::resources::kPods, ns);
-  if (!pods) co_return api_error(pods.error(), "listing pods");
+  if (!pods) co_return api::with_context("listing pods", pods.error());
   take_items(pods->list, "Pod", view.pods);
   auto pdbs = co_await client->list_all(kube::resources::kPodDisruptionBudgets, ns);
-  if (!pdbs) co_return api_error(pdbs.error(), "listing poddisruptionbudgets");
+  if (!pdbs) co_return api::with_context("listing poddisruptionbudgets", pdbs.error());
   take_items(pdbs->list, "PodDisruptionBudget", view.pod_disruption_budgets);
 
   auto control =
       co_await client->list_all(kube::resources::kDeployments, config.control_plane_namespace);
-  if (!control) co_return api_error(control.error(), "listing the control planes' deployments");
+  if (!control) co_return api::with_context("listing the control planes' deployments", control.error());
   take_items(control->list, "Deployment", view.control_plane_deployments);
   auto config_maps =
       co_await client->list_all(kube::resources::kConfigMaps, config.control_plane_namespace);
   if (!config_maps)
-    co_return api_error(config_maps.error(), "listing the control-plane configmaps");
+    co_return api::with_context("listing the control-plane configmaps", config_maps.error());
   take_items(config_maps->list, "ConfigMap", view.config_maps);
 
   auto nodes = co_await client->list_all(kube::resources::kNodes, "");
-  if (!nodes) co_return api_error(nodes.error(), "listing nodes");
+  if (!nodes) co_return api::with_context("listing nodes", nodes.error());
   for (const rapidjson::Value& n : nodes->list["items"].GetArray())
     view.kubelet_versions.push_back(api::string_at(n, {"status", "nodeInfo", "kubeletVersion"}));
   co_return view;
@@ -900,7 +900,7 @@ kube::Task<api::Status> RestartsReconciler::follow_rollouts(PassState& st) {
     if (!d.delete_pod.empty()) {
       auto deleted = co_await writer_->remove(kube::resources::kPods, e.plan.ns, d.delete_pod);
       if (!deleted && !deleted.error().is(kube::ErrorKind::kNotFound))
-        co_return api_error(deleted.error(), "deleting pod " + e.plan.ns + "/" + d.delete_pod);
+        co_return api::with_context("deleting pod " + e.plan.ns + "/" + d.delete_pod, deleted.error());
       report.pods_deleted.push_back(e.plan.ns + "/" + d.delete_pod);
     }
     if (d.status.state == restart::RolloutState::kFailed) {
@@ -967,7 +967,7 @@ kube::Task<api::Status> RestartsReconciler::record_staleness(PassState& st) {
     auto r = co_await writer_->patch(*type, e.plan.ns, e.plan.name, kube::PatchType::kMerge,
                                      stale_since_patch(e, remove));
     if (!r && !r.error().is(kube::ErrorKind::kNotFound))
-      co_return api_error(r.error(), "recording when " + key + " became stale");
+      co_return api::with_context("recording when " + key + " became stale", r.error());
     stale_since_written_[key] = record;
   }
   co_return api::ok_status();
@@ -1016,7 +1016,7 @@ kube::Task<api::Status> RestartsReconciler::start_admitted(PassState& st) {
                 {{"workload", key}, {"cause", e.cause}});
       continue;
     }
-    if (!patched) co_return api_error(patched.error(), "restarting " + key);
+    if (!patched) co_return api::with_context("restarting " + key, patched.error());
     unseen_restarts_[key] = {e.cause, api::string_at(*patched, {"metadata", "uid"}),
                              generation_of(*patched), st.now};
     report.started.push_back(key);
@@ -1306,7 +1306,7 @@ kube::Task<api::Status> RestartsReconciler::apply_waves(const PassReport& report
                                      kube::PatchType::kMerge, body);
     if (!r && !r.error().is(kube::ErrorKind::kNotFound)) {
       resumed_.erase(source);
-      co_return api_error(r.error(), "removing the resume annotation of IstioOperator " + source);
+      co_return api::with_context("removing the resume annotation of IstioOperator " + source, r.error());
     }
     log::info("resume annotation honoured and removed", {{"istio_operator", source}});
   }
@@ -1386,7 +1386,7 @@ kube::Task<api::Status> RestartsReconciler::evict_next(restart::PlanEntry& e, bo
     e.why = err.message;
     co_return api::ok_status();
   }
-  co_return api_error(err, "evicting pod " + e.plan.ns + "/" + pod);
+  co_return api::with_context("evicting pod " + e.plan.ns + "/" + pod, err);
 }
 
 void RestartsReconciler::record_transitions(const PassReport& report) {
@@ -1679,7 +1679,7 @@ kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& repo
     options.subresource = "status";
     auto r = co_await writer_->patch(*iop_type, ns, name, kube::PatchType::kMerge, body, options);
     if (!r && !r.error().is(kube::ErrorKind::kNotFound))
-      co_return api_error(r.error(), "writing status.restarts of IstioOperator " + source);
+      co_return api::with_context("writing status.restarts of IstioOperator " + source, r.error());
     last_status_[source] = restarts_body;
     if (write_condition) {
       last_condition_[source] = cond_key;

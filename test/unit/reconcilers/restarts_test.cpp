@@ -1083,7 +1083,7 @@ TEST_F(RestartsSeam, AFailedWriteKeepsItsKind) {
   auto r = seamed();
   auto report = pass(*r);
   ASSERT_FALSE(report.ok());
-  EXPECT_TRUE(report.error().forbidden);
+  EXPECT_TRUE(report.error().forbidden());
   EXPECT_NE(report.message().find("restarting Deployment/apps/web: "), std::string::npos)
       << report.message();
 
