@@ -242,11 +242,15 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
   // CronJob, pod → StatefulSet/DaemonSet/ReplicationController, or the pod itself): the pods
   // grouped by their controller (the view's groups, else grouped here), each group then by the
   // top of its controller's chain.
-  const Owners owners(view.workloads);
   using Item = ObjectList::Item;
   using Group = std::shared_ptr<const PodGroup>;
+  using Target = PlanMemo::Target;
   std::shared_ptr<const PodGroups> groups = view.pod_groups;
   PlanMemo* memo = options.desired_key.empty() ? nullptr : options.memo;
+  bool same_layout = memo != nullptr && groups != nullptr && memo->layout_groups_ == groups &&
+                     memo->layout_workloads_.size() == view.workloads.size();
+  for (std::size_t i = 0; same_layout && i < view.workloads.size(); ++i)
+    same_layout = memo->layout_workloads_[i] == view.workloads.item(i);
   if (groups == nullptr) {
     PodGroups fresh = group_pods(view.pods);
     // With a memo, a group of the same pods as in the previous pass is that pass's group (the
@@ -262,20 +266,56 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
     }
     groups = std::make_shared<const PodGroups>(std::move(fresh));
   }
-  std::vector<const Item*> targets;
-  for (std::size_t i = 0; i < view.workloads.size(); ++i)
-    if (controller_owner(view.workloads[i]) == nullptr) targets.push_back(&view.workloads.item(i));
-  std::unordered_map<const rapidjson::Value*, std::vector<const Group*>> groups_of;
-  for (const auto& [uid, group] : *groups) {
-    if (uid.empty()) {  // bare pods: each its own workload
-      for (const Item& p : group->pods)
-        targets.push_back(&p);
-      continue;
+  std::vector<Target> fresh_layout;
+  if (!same_layout) {
+    const Owners owners(view.workloads);
+    std::unordered_map<const rapidjson::Value*, std::size_t> index;
+    for (std::size_t i = 0; i < view.workloads.size(); ++i)
+      if (controller_owner(view.workloads[i]) == nullptr) {
+        const rapidjson::Value& w = view.workloads[i];
+        index[&w] = fresh_layout.size();
+        Target t;
+        t.ns = runtime_namespace(w);
+        t.kind = member_string(w, "kind");
+        t.name = name_of(w);
+        t.workload = i;
+        fresh_layout.push_back(std::move(t));
+      }
+    for (const auto& [uid, group] : *groups) {
+      if (uid.empty()) {  // bare pods: each its own workload
+        for (const Item& p : group->pods) {
+          Target t;
+          t.ns = runtime_namespace(*p);
+          t.kind = member_string(*p, "kind");
+          t.name = name_of(*p);
+          t.pod = &p;
+          fresh_layout.push_back(std::move(t));
+        }
+        continue;
+      }
+      const rapidjson::Value* owner = owners.find(uid);
+      if (owner == nullptr) continue;  // owned by something we do not plan (a custom resource)
+      if (auto it = index.find(owners.top_of(*owner)); it != index.end())
+        fresh_layout[it->second].groups.push_back(&group);
     }
-    const rapidjson::Value* owner = owners.find(uid);
-    if (owner == nullptr) continue;  // owned by something we do not plan (e.g. a custom resource)
-    groups_of[owners.top_of(*owner)].push_back(&group);
+    // In the plan's order (namespace, kind, name): sorting the targets is cheaper than sorting
+    // the entries.
+    std::sort(fresh_layout.begin(), fresh_layout.end(), [](const Target& a, const Target& b) {
+      return std::tie(a.ns, a.kind, a.name) < std::tie(b.ns, b.kind, b.name);
+    });
+    for (Target& t : fresh_layout)
+      std::sort(t.groups.begin(), t.groups.end(),
+                [](const Group* a, const Group* b) { return a->get() < b->get(); });
+    if (memo != nullptr && view.pod_groups != nullptr) {
+      memo->layout_ = std::move(fresh_layout);
+      memo->layout_groups_ = view.pod_groups;
+      memo->layout_workloads_.clear();
+      for (std::size_t i = 0; i < view.workloads.size(); ++i)
+        memo->layout_workloads_.push_back(view.workloads.item(i));
+      same_layout = true;
+    }
   }
+  const std::vector<Target>& order = same_layout ? memo->layout_ : fresh_layout;
 
   // The memo of earlier passes' verdicts: usable for the same engines and webhook routes.
   if (memo != nullptr) {
@@ -293,7 +333,6 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
         memo->webhooks_.push_back(view.webhook_configurations.item(i));
     }
   }
-  auto by_address = [](const Group* a, const Group* b) { return a->get() < b->get(); };
   auto by_name = [](const rapidjson::Value* a, const rapidjson::Value* b) {
     return name_of(*a) < name_of(*b);
   };
@@ -307,23 +346,9 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
     return last;
   };
 
-  // In the plan's order (namespace, kind, name): sorting the targets is cheaper than sorting
-  // the entries.
-  struct Target {
-    std::string_view ns, kind, name;
-    const Item* item;
-  };
-  std::vector<Target> order;
-  order.reserve(targets.size());
-  for (const Item* t : targets)
-    order.push_back({runtime_namespace(**t), member_string(**t, "kind"), name_of(**t), t});
-  std::sort(order.begin(), order.end(), [](const Target& a, const Target& b) {
-    return std::tie(a.ns, a.kind, a.name) < std::tie(b.ns, b.kind, b.name);
-  });
-
-  out.reserve(targets.size());
+  out.reserve(order.size());
   for (const Target& target : order) {
-    const Item* item = target.item;
+    const Item* item = target.pod != nullptr ? target.pod : &view.workloads.item(target.workload);
     const rapidjson::Value* w = item->get();
     if (!options.namespace_filter.empty() && target.ns != options.namespace_filter) continue;
     const std::string ns(target.ns);
@@ -350,9 +375,7 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
     // Its pod groups, by address (the memo's comparison), and its pods by name when planned:
     // the first differing pod names the reason, whatever order the view has (a LIST answers in
     // name order, a store in none).
-    std::vector<const Group*> own;
-    if (auto it = groups_of.find(w); it != groups_of.end()) own = std::move(it->second);
-    std::sort(own.begin(), own.end(), by_address);
+    const std::vector<const Group*>& own = target.groups;  // by address
     const bool bare = kind == "Pod";
     std::vector<const rapidjson::Value*> pods;
     bool pods_named = false;

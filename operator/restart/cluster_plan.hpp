@@ -243,6 +243,18 @@ class PlanMemo {
   std::string desired_key_;
   std::vector<ObjectList::Item> webhooks_;  // the webhook configurations routed with
   PodGroups groups_;  // a view without pod_groups: its pods as grouped in the last pass
+  // Who is planned, in plan order, each with its pod groups: reused while the view's workloads
+  // are the same objects in the same order and its pod_groups the same snapshot (what it
+  // points into is pinned by the two members after it).
+  struct Target {
+    std::string_view ns, kind, name;
+    std::size_t workload = 0;               // index in the view's workloads, unless
+    const ObjectList::Item* pod = nullptr;  // a bare pod (in a pinned group)
+    std::vector<const std::shared_ptr<const PodGroup>*> groups;  // by address
+  };
+  std::vector<Target> layout_;
+  std::vector<ObjectList::Item> layout_workloads_;
+  std::shared_ptr<const PodGroups> layout_groups_;
   std::unordered_map<const rapidjson::Value*, Entry> entries_;  // by workload
   std::uint64_t pass_ = 0;
   std::size_t hits_ = 0, misses_ = 0;
