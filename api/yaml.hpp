@@ -100,6 +100,9 @@ class ReusableYaml {
     kChanged,      // `out` is yaml_to_json(text)
     kNotReusable,  // `out` is unspecified: call yaml_to_json
   };
+  // A kChanged `out` shares the parts of document() that did not change (only the values read
+  // again and the collections above them are its own): it must only be read, and not after
+  // this ReusableYaml is gone. `out`'s allocator must be a pool (it never frees a value).
   Reread reread(std::string_view text, Document& out) const;
 
   std::string_view text() const { return text_; }
@@ -109,8 +112,6 @@ class ReusableYaml {
   std::size_t reusable_lines() const { return slots_.size(); }
   // Memory held (text, document, line tables), for callers that bound a cache of these.
   std::size_t bytes() const;
-  // Of which the document uses (its strings and values).
-  std::size_t document_bytes() const { return pool_.Size(); }
 
   ReusableYaml(const ReusableYaml&) = delete;
   ReusableYaml& operator=(const ReusableYaml&) = delete;

@@ -4,6 +4,7 @@
 // into a RapidJSON document. See yaml.hpp for the typing contract.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -1510,15 +1511,49 @@ ReusableYaml::Reread ReusableYaml::reread(std::string_view text, Document& out) 
     if (!reader.one_line_scalar(ScalarSlot{c.start, s.ind, s.in_mapping, 0}))
       return Reread::kNotReusable;
   }
-  out.CopyFrom(doc_, out.GetAllocator());
+  // `out` shares every part of the kept document that no changed value is under: the root and
+  // the collections on the way to a changed value are new (their arrays hold the kept
+  // children), and the changed values are read again. A pool allocator never frees a value,
+  // so the shared parts are only read, never released, through `out`.
+  Allocator& alloc = out.GetAllocator();
+  auto shallow = [](const Value& v) {
+    Value c;
+    std::memcpy(static_cast<void*>(&c), static_cast<const void*>(&v), sizeof(Value));
+    return c;
+  };
+  auto new_level = [&](const Value& src, Value& dst) {
+    if (src.IsObject()) {
+      dst.SetObject();
+      for (const auto& m : src.GetObject()) {
+        Value name = shallow(m.name), value = shallow(m.value);
+        dst.AddMember(name, value, alloc);
+      }
+    } else {
+      dst.SetArray();
+      dst.Reserve(src.Size(), alloc);
+      for (const auto& e : src.GetArray()) {
+        Value value = shallow(e);
+        dst.PushBack(value, alloc);
+      }
+    }
+  };
+  out.SetNull();
+  new_level(doc_, out);
+  std::vector<const Value*> renewed{&out};
   try {
-    Converter converter(nodes, out.GetAllocator(), false);
+    Converter converter(nodes, alloc, false);
     for (std::size_t k = 0; k < changes.size(); ++k) {
       const Slot& s = slots_[changes[k].slot];
       Value* v = &out;
       for (std::uint32_t j = 0; j < s.path_size; ++j) {
         std::uint32_t index = paths_[s.path_begin + j];
         v = v->IsObject() ? &(v->MemberBegin() + index)->value : &(*v)[index];
+        if (j + 1 < s.path_size && std::find(renewed.begin(), renewed.end(), v) == renewed.end()) {
+          Value level;
+          new_level(*v, level);
+          *v = level;
+          renewed.push_back(v);
+        }
       }
       Value fresh;
       converter.convert(static_cast<std::uint32_t>(k + 1), fresh);

@@ -29,16 +29,18 @@ std::shared_ptr<const api::Value> RenderCache::find(std::string_view ns, std::st
     std::lock_guard lock(mutex_);
     if (auto it = entries_.find(key); it != entries_.end()) candidates = it->second;
   }
-  // A re-read document in one pool chunk about the size of the kept one (a document's
-  // default 64 KiB first chunk costs more to allocate and free).
+  // A re-read document shares the kept one's unchanged parts (it holds the entry), in a small
+  // pool of its own (a document's default first chunk is 64 KiB).
   struct Fresh {
-    explicit Fresh(std::size_t chunk) : pool(chunk), doc(&pool) {}
+    Fresh() : pool(4096), doc(&pool) {}
+    Entry base;
     api::Allocator pool;
     api::Document doc;
   };
   std::shared_ptr<Fresh> fresh;
   for (const Entry& e : candidates) {
-    if (!fresh) fresh = std::make_shared<Fresh>(e->document_bytes() + 1024);
+    if (!fresh) fresh = std::make_shared<Fresh>();
+    fresh->base = e;
     switch (e->reread(text, fresh->doc)) {
       case api::ReusableYaml::Reread::kSame: {
         std::lock_guard lock(mutex_);
