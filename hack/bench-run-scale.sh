@@ -25,7 +25,9 @@
 #      mean of a 10 s window), RSS and peak.
 # Output: `key=value` lines, and each numeric value as `RESULT scale.<reading>.<key> <value>`.
 # Environment: MESHOP_BIN / MESHOP_BUILD_DIR as hack/bench-run-memory.sh, MESHOP_BENCH_SETTLE
-# (seconds before the RSS reading, default 65), MESHOP_SCALE_MAX_CONCURRENT (20).
+# (seconds before the RSS reading, default 65), MESHOP_SCALE_MAX_CONCURRENT (20),
+# MESHOP_SCALE_WAVE_FROM (0: the wave moves namespaces scale-FROM.. ; another call on the same
+# cluster moves namespaces no earlier wave moved).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -36,10 +38,12 @@ meshop=${MESHOP_BIN:-$build/operator/meshop}
 export MESHOP_CLUSTER_DIR=${MESHOP_CLUSTER_DIR:-$repo/.cluster-scale}
 settle=${MESHOP_BENCH_SETTLE:-65}
 max_concurrent=${MESHOP_SCALE_MAX_CONCURRENT:-20}
+wave_from=${MESHOP_SCALE_WAVE_FROM:-0}
 namespaces=${1:-10000}
 pods=${2:-100000}
 wave=${3:-100}
-[ "$wave" -le "$namespaces" ] || { echo "bench: WAVE must not exceed NAMESPACES" >&2; exit 2; }
+[ $((wave_from + wave)) -le "$namespaces" ] ||
+  { echo "bench: MESHOP_SCALE_WAVE_FROM + WAVE must not exceed NAMESPACES" >&2; exit 2; }
 replicas=$(( (pods + namespaces - 1) / namespaces ))
 
 . "$here/lib/run-bench.sh"
@@ -140,7 +144,7 @@ report scale "reading=fresh synced_seconds=$synced rss_kib=$rss peak_kib=$peak r
 # 4. The wave (WAVE 0: none).
 [ "$wave" -gt 0 ] || exit 0
 moved=()
-for k in $(seq 0 $((wave - 1))); do moved+=("scale-$k"); done
+for k in $(seq "$wave_from" $((wave_from + wave - 1))); do moved+=("scale-$k"); done
 rolled_out() {  # the moved Deployments whose rollout to a restarted template is complete
   for ns in "${moved[@]}"; do
     kubectl -n "$ns" get deployment app -o json
