@@ -504,8 +504,7 @@ kube::Task<api::Result<int>> InstallReconciler::delete_owned(
       kube::DeleteOptions delete_options;
       delete_options.propagation = kube::PropagationPolicy::kBackground;
       auto removed = co_await writer_->remove(*type, id.ns, id.name, delete_options);
-      if (!removed && !removed.error().is(kube::ErrorKind::kNotFound))
-        co_return removed.error();
+      if (!removed && !removed.error().is(kube::ErrorKind::kNotFound)) co_return removed.error();
       ++deleted;
       if (pruned_total_ != nullptr) pruned_total_->with({kind}).Increment();
       log::info(
@@ -568,8 +567,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::uninstall(Pass& pass)
   auto patched =
       co_await writer_->patch(istio_operator_resource(), pass.ns, pass.name, kube::PatchType::kJson,
                               remove_finalizer_patch(pass.iop, finalizer), kube::PatchOptions());
-  if (!patched && !patched.error().is(kube::ErrorKind::kNotFound))
-    co_return patched.error();
+  if (!patched && !patched.error().is(kube::ErrorKind::kNotFound)) co_return patched.error();
   log::info("uninstalled IstioOperator", {{"controller", "install"},
                                           {"object", pass.key},
                                           {"deleted", std::to_string(pass.outcome.pruned)}});
@@ -709,8 +707,7 @@ kube::Task<api::Result<api::Ok>> InstallReconciler::create_namespaces(Pass& pass
     namespace_object.AddMember("metadata", md, a);
     add_owner_labels(namespace_object, a, pass.name, pass.ns, "");
     auto created = co_await writer_->create(kube::resources::kNamespaces, "", namespace_object);
-    if (!created && !created.error().is(kube::ErrorKind::kAlreadyExists))
-      co_return created.error();
+    if (!created && !created.error().is(kube::ErrorKind::kAlreadyExists)) co_return created.error();
     pass.outcome.created_namespaces.push_back(object_ns);
     log::info("created namespace for IstioOperator",
               {{"controller", "install"}, {"object", pass.key}, {"namespace", object_ns}});

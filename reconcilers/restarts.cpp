@@ -316,7 +316,8 @@ kube::Task<api::Result<restart::ClusterView>> load_cluster_view(
   take_items(namespaces->list, "Namespace", view.namespaces);
 
   auto webhooks = co_await client->list_all(kube::resources::kMutatingWebhookConfigurations, "");
-  if (!webhooks) co_return api::with_context("listing mutatingwebhookconfigurations", webhooks.error());
+  if (!webhooks)
+    co_return api::with_context("listing mutatingwebhookconfigurations", webhooks.error());
   take_items(webhooks->list, "MutatingWebhookConfiguration", view.webhook_configurations);
 
   auto iop_type = co_await client->discover("install.istio.io/v1alpha1", "IstioOperator");
@@ -349,7 +350,8 @@ kube::Task<api::Result<restart::ClusterView>> load_cluster_view(
 
   auto control =
       co_await client->list_all(kube::resources::kDeployments, config.control_plane_namespace);
-  if (!control) co_return api::with_context("listing the control planes' deployments", control.error());
+  if (!control)
+    co_return api::with_context("listing the control planes' deployments", control.error());
   take_items(control->list, "Deployment", view.control_plane_deployments);
   auto config_maps =
       co_await client->list_all(kube::resources::kConfigMaps, config.control_plane_namespace);
@@ -585,8 +587,7 @@ restart::DesiredFn Engines::desired(DecisionCache* cache) const {
 RestartsReconciler::RestartsReconciler(std::shared_ptr<kube::Client> client, RestartsConfig config,
                                        metrics::Registry* registry,
                                        std::shared_ptr<kube::EventRecorder> events, Now now)
-    : RestartsReconciler(std::move(config),
-                         kube::client_writer(client, std::move(events)), client,
+    : RestartsReconciler(std::move(config), kube::client_writer(client, std::move(events)), client,
                          registry, std::move(now)) {}
 
 RestartsReconciler::RestartsReconciler(RestartsConfig config, std::shared_ptr<kube::Writer> writer,
@@ -900,7 +901,8 @@ kube::Task<api::Status> RestartsReconciler::follow_rollouts(PassState& st) {
     if (!d.delete_pod.empty()) {
       auto deleted = co_await writer_->remove(kube::resources::kPods, e.plan.ns, d.delete_pod);
       if (!deleted && !deleted.error().is(kube::ErrorKind::kNotFound))
-        co_return api::with_context("deleting pod " + e.plan.ns + "/" + d.delete_pod, deleted.error());
+        co_return api::with_context("deleting pod " + e.plan.ns + "/" + d.delete_pod,
+                                    deleted.error());
       report.pods_deleted.push_back(e.plan.ns + "/" + d.delete_pod);
     }
     if (d.status.state == restart::RolloutState::kFailed) {
@@ -1027,8 +1029,8 @@ kube::Task<api::Status> RestartsReconciler::start_admitted(PassState& st) {
       restarts_total_->with({std::string(restart::reason_name(*e.plan.reason)), "started"})
           .Increment();
     std::string also = coalesced(e);
-    writer_->event(kube::reference_to(*patched), kube::EventType::kNormal, "Restarted",
-                          "Restart", e.plan.detail + "; restarted (" + e.cause + ")" + also);
+    writer_->event(kube::reference_to(*patched), kube::EventType::kNormal, "Restarted", "Restart",
+                   e.plan.detail + "; restarted (" + e.cause + ")" + also);
   }
   co_return api::ok_status();
 }
@@ -1263,8 +1265,8 @@ std::vector<std::pair<std::string, std::string>> RestartsReconciler::record_wave
     }
     if (d.resumed_now) {
       log::info("restart wave resumed", {{"istio_operator", source}, {"by", d.resumed_by}});
-      writer_->event(iop_reference(iop), kube::EventType::kNormal, "RestartsResumed",
-                            "Restart", "the halted restart wave resumed by " + d.resumed_by);
+      writer_->event(iop_reference(iop), kube::EventType::kNormal, "RestartsResumed", "Restart",
+                     "the halted restart wave resumed by " + d.resumed_by);
     }
     std::string pause, resume;
     bool has_resume = false;
@@ -1279,10 +1281,9 @@ std::vector<std::pair<std::string, std::string>> RestartsReconciler::record_wave
     std::string& last = last_state_["iop:" + source + "#paused"];
     if (last != pause) {
       if (!pause.empty())
-        writer_->event(iop_reference(iop), kube::EventType::kNormal, "RestartsPaused",
-                              "Restart",
-                              "restarts paused by hand (" + std::string(restart::kPauseAnnotation) +
-                                  ": " + pause + ")");
+        writer_->event(iop_reference(iop), kube::EventType::kNormal, "RestartsPaused", "Restart",
+                       "restarts paused by hand (" + std::string(restart::kPauseAnnotation) + ": " +
+                           pause + ")");
       last = pause;
     }
     if (has_resume && !(resumed_.count(source) && resumed_[source] == resume)) {
@@ -1306,7 +1307,8 @@ kube::Task<api::Status> RestartsReconciler::apply_waves(const PassReport& report
                                      kube::PatchType::kMerge, body);
     if (!r && !r.error().is(kube::ErrorKind::kNotFound)) {
       resumed_.erase(source);
-      co_return api::with_context("removing the resume annotation of IstioOperator " + source, r.error());
+      co_return api::with_context("removing the resume annotation of IstioOperator " + source,
+                                  r.error());
     }
     log::info("resume annotation honoured and removed", {{"istio_operator", source}});
   }
@@ -1348,8 +1350,8 @@ kube::Task<api::Status> RestartsReconciler::evict_next(restart::PlanEntry& e, bo
     log::info("evicted pod", {{"workload", key}, {"pod", pod}, {"cause", e.cause}});
     if (const rapidjson::Value* w = workload_of(e); w != nullptr)
       writer_->event(kube::reference_to(*w), kube::EventType::kNormal, "Evicted", "Restart",
-                            "evicted pod " + pod + " for " + e.cause + " (" +
-                                std::to_string(e.evict.stale_left - 1) + " stale pods left)");
+                     "evicted pod " + pod + " for " + e.cause + " (" +
+                         std::to_string(e.evict.stale_left - 1) + " stale pods left)");
     co_return api::ok_status();
   }
   const kube::Error& err = evicted.error();

@@ -532,7 +532,8 @@ kube::Task<api::Result<RevisionsView>> RevisionsReconciler::observe() {
   mwc_options.label_selector = config_.webhook_selector;
   auto webhooks =
       co_await reader_->list_all(kube::resources::kMutatingWebhookConfigurations, "", mwc_options);
-  if (!webhooks) co_return api::with_context("listing mutatingwebhookconfigurations", webhooks.error());
+  if (!webhooks)
+    co_return api::with_context("listing mutatingwebhookconfigurations", webhooks.error());
   rapidjson::Value* items = api::find_member(webhooks->list, "items");
   if (items != nullptr && items->IsArray())
     for (rapidjson::Value& item : items->GetArray())
@@ -772,7 +773,8 @@ kube::Task<api::Status> RevisionsReconciler::uninstall_unused(const RevisionsRep
   const std::string name = api::string_at(iop, {"metadata", "name"});
   auto r = co_await writer_->remove(istio_operator_resource(), ns, name, kube::DeleteOptions());
   if (!r && !r.error().is(kube::ErrorKind::kNotFound))
-    co_return api::with_context("istiooperator " + key + ": uninstalling unused revision", r.error());
+    co_return api::with_context("istiooperator " + key + ": uninstalling unused revision",
+                                r.error());
   co_return api::ok_status();
 }
 

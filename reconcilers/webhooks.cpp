@@ -669,8 +669,7 @@ kube::Task<api::Result<WebhooksOutcome>> WebhooksReconciler::reconcile_once() {
   if (!mwcs) co_return mwcs.error();
   auto secret = co_await reader_->get(kube::resources::kSecrets, config_.secret_namespace,
                                       config_.secret_name);
-  if (!secret && !secret.error().is(kube::ErrorKind::kNotFound))
-    co_return secret.error();
+  if (!secret && !secret.error().is(kube::ErrorKind::kNotFound)) co_return secret.error();
 
   WebhookObservation observed;
   for (const Value& iop : iops->list["items"].GetArray())
@@ -712,7 +711,8 @@ kube::Task<api::Result<WebhooksOutcome>> WebhooksReconciler::reconcile_once() {
     auto applied = co_await writer_->apply(kube::resources::kMutatingWebhookConfigurations,
                                            d.object, config_.field_manager, true);
     if (!applied)
-      co_return api::with_context("applying mutatingwebhookconfiguration " + d.name, applied.error());
+      co_return api::with_context("applying mutatingwebhookconfiguration " + d.name,
+                                  applied.error());
     outcome.applied.push_back(d.name);
     if (applied_ != nullptr) applied_->get().Increment();
     log::info("applied webhook configuration", {{"controller", "webhooks"},

@@ -52,8 +52,7 @@ class Writer {
   Task<Result<rapidjson::Document>> patch(const ResourceType& type, std::string ns,
                                           std::string name, PatchType patch_type,
                                           std::string body) {
-    return patch(type, std::move(ns), std::move(name), patch_type, std::move(body),
-                 PatchOptions{});
+    return patch(type, std::move(ns), std::move(name), patch_type, std::move(body), PatchOptions{});
   }
   // DELETE.
   virtual Task<Result<rapidjson::Document>> remove(const ResourceType& type, std::string ns,
