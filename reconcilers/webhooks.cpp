@@ -236,10 +236,10 @@ api::Result<api::Document> cached_render(const Candidate& c, WebhookRenderCache*
     if (rendered)
       e.webhook = std::move(*rendered);
     else
-      e.error = rendered.message();
+      e.error = std::move(rendered).error();
     it = cache->entries.insert_or_assign(c.key, std::move(e)).first;
   }
-  if (!it->second.error.empty()) return api::Error{it->second.error};
+  if (it->second.error) return *it->second.error;
   api::Document copy;
   copy.CopyFrom(it->second.webhook, copy.GetAllocator());
   return copy;
