@@ -759,6 +759,7 @@ kube::Task<api::Result<InstallReconciler::Applied>> InstallReconciler::apply_obj
     auto type = co_await resource_for(api_version, kind);
     if (!type) {
       entry.error = type.message();
+      pass.outcome.keep_apply_error(type.error());
       last_apply_.erase(id);
     } else {
       auto result = co_await writer_->apply(*type, r.object, config_.field_manager, true);
@@ -773,10 +774,13 @@ kube::Task<api::Result<InstallReconciler::Applied>> InstallReconciler::apply_obj
       } else {
         last_apply_.erase(id);
         // A lost race, a server asking to wait, a refusal of meshop's role: the pass ends and
-        // the error policy retries it (errors.hpp). Anything else is this object's failure.
+        // the error policy retries it (errors.hpp). Anything else (an object the apiserver
+        // refuses as invalid, a 5xx) is this object's failure: the others are still applied,
+        // and the error's kind chooses the requeue (reconcile()).
         api::Error error = api::with_context("applying " + id.to_string(), result.error());
-        if (error_action(error).kind != runtime::Action::Kind::kError) co_return error;
+        if (error.conflict() || error.retry_after || error.forbidden()) co_return error;
         entry.error = result.error().message;
+        pass.outcome.keep_apply_error(result.error());
       }
     }
     if (crd && entry.live != nullptr && !crd_established(*entry.live))
@@ -909,8 +913,13 @@ kube::Task<runtime::Action> InstallReconciler::reconcile(const std::string& key)
       co_return runtime::Action::terminal_error(outcome->message);
     case Kind::kConflict:
       co_return runtime::Action::requeue_after(config_.conflict_requeue);
-    case Kind::kApplyFailed:
-      co_return runtime::Action::error(outcome->message);
+    case Kind::kApplyFailed: {
+      // Requeued as the failed apply's kind asks (an apiserver's 422: only an edit of the spec
+      // fixes it), reported with the whole status message.
+      api::Error e = outcome->apply_error.value_or(api::Error{});
+      e.message = outcome->message;
+      co_return error_action(e);
+    }
     case Kind::kApplied:
       break;
   }
