@@ -125,24 +125,25 @@ void refer_to_known_names(rapidjson::Value& v) {
   }
 }
 
-// The bytes a compact copy of `v` takes from its pool: member and element arrays, and the
-// strings neither held inline nor known names.
-std::size_t own_size(const rapidjson::Value& v) {
+// The bytes a copy of `v` takes from a pool: member and element arrays and strings. `exact`:
+// the strings held inline and the known names (referenced, not copied) cost nothing, as in
+// compact_copy; otherwise every string is counted (a safe estimate for any copy).
+std::size_t pool_size(const rapidjson::Value& v, bool exact) {
   switch (v.GetType()) {
     case rapidjson::kObjectType: {
       std::size_t n = align8(v.MemberCount() * sizeof(rapidjson::Value::Member));
       for (const auto& m : v.GetObject())
-        n += own_size(m.name) + own_size(m.value);
+        n += pool_size(m.name, exact) + pool_size(m.value, exact);
       return n;
     }
     case rapidjson::kArrayType: {
       std::size_t n = align8(v.Size() * sizeof(rapidjson::Value));
       for (const auto& e : v.GetArray())
-        n += own_size(e);
+        n += pool_size(e, exact);
       return n;
     }
     case rapidjson::kStringType:
-      if (v.GetStringLength() <= kInlineString || is_known_name(v)) return 0;
+      if (exact && (v.GetStringLength() <= kInlineString || is_known_name(v))) return 0;
       return align8(v.GetStringLength() + 1);
     default:
       return 0;
@@ -159,32 +160,14 @@ struct CompactHolder {
 // A compact copy of `scratch`, which it changes (known names become references).
 std::shared_ptr<CompactHolder> compact_copy(rapidjson::Value& scratch) {
   refer_to_known_names(scratch);
-  auto holder = std::make_shared<CompactHolder>(own_size(scratch) + 16);
+  auto holder = std::make_shared<CompactHolder>(pool_size(scratch, true) + 16);
   holder->doc.CopyFrom(scratch, holder->pool);
   return holder;
 }
 }  // namespace
 
 std::size_t compact_size(const rapidjson::Value& v) {
-  switch (v.GetType()) {
-    case rapidjson::kObjectType: {
-      std::size_t n = align8(v.MemberCount() * sizeof(rapidjson::Value::Member));
-      for (const auto& m : v.GetObject())
-        n += compact_size(m.name) + compact_size(m.value);
-      return n;
-    }
-    case rapidjson::kArrayType: {
-      std::size_t n = align8(v.Size() * sizeof(rapidjson::Value));
-      for (const auto& e : v.GetArray())
-        n += compact_size(e);
-      return n;
-    }
-    case rapidjson::kStringType:
-      // Short strings live inside the Value; count every string to stay on the safe side.
-      return align8(v.GetStringLength() + 1);
-    default:
-      return 0;
-  }
+  return pool_size(v, false);
 }
 
 Object compact_object(const rapidjson::Value& value) {
