@@ -73,7 +73,8 @@ def plot_rates(r, out):
     ax.set_yscale("log")
     ax.set_xticks(sorted({x for s in servers.values() for x in s}))
     ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
-    ax.set_xlabel("offered reviews/s (h2load, open model)")
+    tool = "h2load: bursts every 100 ms" if r.get("rate.tool_h2load") else "vegeta, constant pacing"
+    ax.set_xlabel(f"offered reviews/s ({tool}, open model)")
     ax.set_ylabel("latency, ms (log)")
     ax.set_title("Webhook latency against offered rate (hello pod, HTTPS)")
     ax.axhline(1.0, color="grey", linewidth=0.5)
@@ -209,7 +210,18 @@ def main():
         if p[0] == "rate" and len(p) == 4:
             rates[(p[1], int(p[2]))][p[3]] = v
     if rates:
-        L.append("## Webhook at fixed offered rates (h2load --rps, open model)")
+        if g("rate.tool_h2load") is not None:
+            L.append("## Webhook at fixed offered rates (h2load --rps)")
+            L.append("")
+            L.append("h2load's pacing timer fires at most every 100 ms per connection and its connections "
+                     "start together: each rate arrives as bursts of rate/10 reviews every 100 ms, and "
+                     "p99 is the time to drain a burst.")
+        else:
+            L.append("## Webhook at fixed offered rates (vegeta, open model)")
+            L.append("")
+            L.append("vegeta v12.13.0 (`hack/bench-webhook-rate.sh`): one review every 1/rate s "
+                     "(constant pacing), a new connection whenever the others are busy, HTTP/1.1 "
+                     "keep-alive, on the same two cores as the servers.")
         L.append("")
         L.append("meshop: memoized (as it runs); meshop-nomemo: `--memoize-entries 0`, every review "
                  "through the engine; noop: the no-op HTTPS server.")

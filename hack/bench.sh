@@ -2,7 +2,7 @@
 # Every side-by-side benchmark in one command, and a report (issue 16 item 3):
 #   webhook     hack/bench-webhook.sh: HTTPS saturation (wrk), meshop beside upstream's injector
 #               and the no-op HTTPS server; in-process injection beside upstream's Go benchmarks
-#   rate        hack/bench-webhook-rate.sh: latency at 250/500/1000/2000 reviews/s offered
+#   rate        hack/bench-webhook-rate.sh: latency at 250/500/1000/2000 reviews/s offered (vegeta)
 #   template    hack/bench-template.sh: the sidecar template render vs Go text/template
 #   helm        hack/bench-helm.sh: istio-discovery through meshop::helm vs Helm's engine
 #   manifest    hack/bench-manifest.sh: manifest generate vs upstream's renderer
@@ -69,7 +69,7 @@ step() {  # NAME DESCRIPTION COMMAND...
 
 step webhook "HTTPS saturation (wrk -d $wd) and in-process injection" \
   bash "$root/hack/bench-webhook.sh" "$build" -d "$wd"
-step rate "fixed rates 250/500/1000/2000 reviews/s (h2load, $rd each)" \
+step rate "fixed rates 250/500/1000/2000 reviews/s (vegeta, $rd each)" \
   bash "$root/hack/bench-webhook-rate.sh" "$build" -d "$rd"
 step template "sidecar template render vs Go" bash "$root/hack/bench-template.sh" "$build"
 step helm "istio-discovery chart vs Helm ($hruns renders)" \
