@@ -12,6 +12,7 @@
 #include <boost/asio/signal_set.hpp>
 
 #include "operator/log/log.hpp"
+#include "operator/runtime/heap.hpp"
 
 namespace meshop::runtime {
 
@@ -102,9 +103,27 @@ asio::awaitable<void> Manager::refresh() {
     // so that /metrics (on the health thread) never reads a queue's state.
     for (WorkQueue* q : queues_)
       q->update_unfinished_work_metrics();
+    maybe_trim_heap();
     refresh_timer_->expires_at(clock_.now() + kRefreshPeriod);
     co_await refresh_timer_->wait();
   }
+}
+
+void Manager::maybe_trim_heap() {
+  if (options_.heap_trim_period <= Duration::zero()) return;
+  TimePoint now = clock_.now();
+  if (last_heap_trim_ == TimePoint{}) last_heap_trim_ = now;  // the first period from start
+  if (now - last_heap_trim_ < options_.heap_trim_period) return;
+  last_heap_trim_ = now;
+  HeapTrim trim = trim_heap(options_.heap_trim_min_free);
+  if (!trim.trimmed) return;
+  metrics_.heap_trims.with({}).Increment();
+  if (trim.rss_before > trim.rss_after)
+    metrics_.heap_released.with({}).Increment(
+        static_cast<double>(trim.rss_before - trim.rss_after));
+  log::debug("heap trimmed", {{"free_bytes", static_cast<std::int64_t>(trim.free_before)},
+                              {"rss_before", static_cast<std::int64_t>(trim.rss_before)},
+                              {"rss_after", static_cast<std::int64_t>(trim.rss_after)}});
 }
 
 void Manager::stop_health_thread() {

@@ -60,6 +60,11 @@ struct ManagerOptions {
   // true (polled, thread-safe), e.g. WebhookServer::drained(): a load balancer sees 503, not
   // a refused connection, while the webhook drains.
   std::function<bool()> drained = nullptr;
+  // Every period, when at least heap_trim_min_free bytes are free in the allocator's arenas,
+  // they are given back to the kernel (heap.hpp), so RSS follows what is live rather than the
+  // high-water mark of a relist, a render or a burst of events. Zero period: never.
+  Duration heap_trim_period = std::chrono::seconds(30);
+  std::size_t heap_trim_min_free = std::size_t{4} << 20;
 };
 
 // hostname + "_" + 16 random hex digits, like controller-runtime's identity.
@@ -105,6 +110,7 @@ class Manager {
   void begin_shutdown();     // on the control loop
   void publish_readiness();  // on the control loop
   void wake();
+  void maybe_trim_heap();  // on the control loop, from refresh()
   void stop_health_thread();
 
   boost::asio::io_context& ioc_;
@@ -132,6 +138,7 @@ class Manager {
   std::unique_ptr<Timer> refresh_timer_;
   bool shutdown_requested_ = false;  // the control loop's view of shutting_down_
   bool finished_ = false;
+  TimePoint last_heap_trim_{};
   bool lease_lost_ = false;
   int running_controllers_ = 0;
   int running_informers_ = 0;

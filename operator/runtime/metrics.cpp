@@ -67,7 +67,13 @@ RuntimeMetrics::RuntimeMetrics(metrics::Registry& r)
                               "Requests meshop sent to the apiserver, by verb (get, list, watch, "
                               "create, update, patch, apply, delete, discover), resource and "
                               "status code (<error> when no answer came).",
-                              {"verb", "resource", "code"})) {}
+                              {"verb", "resource", "code"})),
+      heap_trims(r.counter("meshop_heap_trims_total",
+                           "Times the manager gave free heap memory back to the kernel "
+                           "(malloc_trim)",
+                           {})),
+      heap_released(r.counter("meshop_heap_released_bytes_total",
+                              "Resident bytes the heap trims gave back to the kernel", {})) {}
 
 void RuntimeMetrics::count_request(std::string_view verb, std::string_view resource,
                                    std::string_view method, int code, std::string_view host) {

@@ -52,6 +52,9 @@ struct RuntimeMetrics {
   // tells a LIST from a WATCH (both GETs).
   metrics::Family<metrics::Counter>& client_requests;
   metrics::Family<metrics::Counter>& kube_requests;
+  // The manager's heap trims (heap.hpp): how many, and the resident bytes they gave back.
+  metrics::Family<metrics::Counter>& heap_trims;
+  metrics::Family<metrics::Counter>& heap_released;
 
   // code 0: no answer (transport failure).
   void count_request(std::string_view verb, std::string_view resource, std::string_view method,

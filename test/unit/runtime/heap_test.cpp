@@ -1,0 +1,45 @@
+#include "operator/runtime/heap.hpp"
+
+#include <memory>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace meshop::runtime {
+namespace {
+
+#ifdef __GLIBC__
+// A heap with holes, as a relist leaves it: 64 MiB in 16 KiB chunks, every other one freed
+// while the ones between keep glibc from returning the top of the heap.
+TEST(Heap, TrimGivesFreedHolesBack) {
+  std::vector<std::unique_ptr<char[]>> chunks;
+  constexpr int kChunk = 16384;
+  for (int i = 0; i < 4096; ++i) {
+    chunks.emplace_back(new char[kChunk]);
+    for (int j = 0; j < kChunk; j += 512)
+      chunks.back()[j] = static_cast<char>(i + j);  // resident
+  }
+  for (std::size_t i = 0; i < chunks.size(); i += 2)
+    chunks[i].reset();
+  ASSERT_GE(heap_free_bytes(), std::size_t{30} << 20);
+
+  HeapTrim none = trim_heap(std::size_t{1} << 40);  // more than is free: no trim
+  EXPECT_FALSE(none.trimmed);
+
+  HeapTrim trim = trim_heap(std::size_t{1} << 20);
+  ASSERT_TRUE(trim.trimmed);
+  EXPECT_GE(trim.free_before, std::size_t{30} << 20);
+  ASSERT_GT(trim.rss_before, 0u);
+  // Each 16 KiB hole holds at least three whole pages: 24 of its 32 MiB at least go back.
+  EXPECT_LE(trim.rss_after + (std::size_t{12} << 20), trim.rss_before);
+}
+#endif
+
+TEST(Heap, NothingToTrimUnderTheThreshold) {
+  HeapTrim trim = trim_heap(~std::size_t{0});
+  EXPECT_FALSE(trim.trimmed);
+  EXPECT_EQ(trim.rss_before, 0u);
+}
+
+}  // namespace
+}  // namespace meshop::runtime
