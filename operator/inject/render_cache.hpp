@@ -37,8 +37,10 @@ namespace meshop::inject {
 
 class RenderCache {
  public:
-  static constexpr std::size_t kDefaultMaxEntries = 512;
-  static constexpr std::size_t kDefaultMaxBytes = 8u << 20;
+  // One per revision snapshot. An entry is ≈ 30 KiB (a parsed rendering of the sidecar
+  // template): 2 MiB keeps ≈ 70 namespaces' renderings, the workloads of a wave.
+  static constexpr std::size_t kDefaultMaxEntries = 128;
+  static constexpr std::size_t kDefaultMaxBytes = 2u << 20;
   // Texts of one key tried before giving up: workloads of one namespace whose renderings have
   // the same number of lines but differ in their structure each keep theirs.
   static constexpr std::size_t kTextsPerKey = 4;
