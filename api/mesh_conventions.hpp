@@ -27,6 +27,10 @@ inline std::string normalize_revision(std::string_view revision) {
 
 // A namespace's or pod's revision, and a webhook configuration's revision.
 inline constexpr std::string_view kRevisionLabel = "istio.io/rev";
+// A namespace's ambient data-plane mode (istio.io/dataplane-mode=ambient: not sidecar-injected).
+inline constexpr std::string_view kDataplaneModeLabel = "istio.io/dataplane-mode";
+// The label istioctl's never-matching webhook selectors test (a deactivated tag webhook).
+inline constexpr std::string_view kDeactivatedLabel = "istio.io/deactivated";
 // A revision tag's webhook configuration names its tag with this label.
 inline constexpr std::string_view kTagLabel = "istio.io/tag";
 // The legacy namespace label (enabled|disabled); it beats istio.io/rev.
@@ -43,6 +47,16 @@ inline constexpr std::string_view kOwningResourceNamespaceLabel =
 inline constexpr std::string_view kComponentLabel = "operator.istio.io/component";
 // An IstioOperator annotated "true" is paused: nothing is written for it.
 inline constexpr std::string_view kIgnoreReconcileAnnotation = "install.istio.io/ignoreReconcile";
+
+// ---- Injected pods ----
+
+// The containers injection adds, and the annotations it writes and reads on a pod.
+inline constexpr std::string_view kProxyContainerName = "istio-proxy";
+inline constexpr std::string_view kInitContainerName = "istio-init";
+inline constexpr std::string_view kValidationContainerName = "istio-validation";
+// What was injected (containers, volumes, revision): upstream's SidecarStatus as JSON.
+inline constexpr std::string_view kStatusAnnotation = "sidecar.istio.io/status";
+inline constexpr std::string_view kOverridesAnnotation = "proxy.istio.io/overrides";
 
 // ---- ConfigMaps and webhook configurations ----
 

@@ -334,7 +334,7 @@ kube::Task<runtime::Action> CertificatesReconciler::reconcile(const std::string&
 
 void setup_certificates(const OperatorSetup& setup, CertificatesConfig config) {
   auto reconciler = std::make_shared<CertificatesReconciler>(
-      setup.client, std::move(config), setup.registry, setup.events, &setup.manager.clock());
+      setup.reader(), setup.writer(), std::move(config), setup.registry, &setup.manager.clock());
   setup.controller("certificates")
       .singleton(kAllKey)
       .watches(watches::webhook_secret(setup.ns))

@@ -478,7 +478,10 @@ kube::Task<api::Result<int>> InstallReconciler::delete_owned(
       continue;
     }
     kube::ListOptions list_options;
-    list_options.label_selector = owner_selector(name, ns);
+    // meshop's objects only (what it applied carries kManagedByLabel, add_owner_labels): the
+    // watches of installed kinds select on it, so the cache answers this list (issue 13).
+    list_options.label_selector =
+        std::string(api::kManagedSelector) + "," + owner_selector(name, ns);
     list_options.metadata_only = true;
     auto listed = co_await reader_->list_all(*type, "", list_options);
     if (!listed) {
@@ -961,6 +964,14 @@ void setup_install(const OperatorSetup& setup, InstallConfig config) {
     if (!spec) continue;
     builder.watches(*spec, owner_of);
     watched.push_back({&k, &setup.cache.store(*spec)});
+    // Prune and uninstall list every namespace (delete_owned): a kind watched in meshop's
+    // namespace only also gets a cluster-wide, metadata-only watch of what meshop installed,
+    // so that list is answered by the cache too.
+    if (k.watch == manifest::InstalledKind::Watch::kOperatorNamespace) {
+      manifest::InstalledKind everywhere = k;
+      everywhere.watch = manifest::InstalledKind::Watch::kMetadata;
+      setup.cache.store(*watches::installed(everywhere, setup.ns));
+    }
   }
   if (!config.live) {
     config.live = [watched, ns = setup.ns](const ObjectId& id) -> runtime::Object {
@@ -975,8 +986,8 @@ void setup_install(const OperatorSetup& setup, InstallConfig config) {
     };
   }
   if (config.clock == nullptr) config.clock = &setup.manager.clock();
-  auto reconciler = std::make_shared<InstallReconciler>(setup.client, std::move(config),
-                                                        setup.registry, setup.events);
+  auto reconciler = std::make_shared<InstallReconciler>(setup.reader(), setup.writer(),
+                                                        std::move(config), setup.registry);
   builder.complete([reconciler](const std::string& key) { return reconciler->reconcile(key); });
 }
 

@@ -11,6 +11,7 @@
 #include <rapidjson/writer.h>
 
 #include "api/json.hpp"
+#include "api/mesh_conventions.hpp"
 #include "operator/inject/snapshot.hpp"
 #include "operator/log/log.hpp"
 #include "operator/manifest/chart_sets.hpp"
@@ -163,8 +164,8 @@ std::string source_of(const rapidjson::Value& iop) {
 
 kube::ObjectReference iop_reference(const rapidjson::Value& iop) {
   kube::ObjectReference r = kube::reference_to(iop);
-  if (r.api_version.empty()) r.api_version = "install.istio.io/v1alpha1";
-  if (r.kind.empty()) r.kind = "IstioOperator";
+  if (r.api_version.empty()) r.api_version = std::string(api::kIstioOperatorApiVersion);
+  if (r.kind.empty()) r.kind = std::string(api::kIstioOperatorKind);
   return r;
 }
 
@@ -320,11 +321,12 @@ kube::Task<api::Result<restart::ClusterView>> load_cluster_view(
     co_return api::with_context("listing mutatingwebhookconfigurations", webhooks.error());
   take_items(webhooks->list, "MutatingWebhookConfiguration", view.webhook_configurations);
 
-  auto iop_type = co_await client->discover("install.istio.io/v1alpha1", "IstioOperator");
+  auto iop_type = co_await client->discover(std::string(api::kIstioOperatorApiVersion),
+                                            std::string(api::kIstioOperatorKind));
   if (iop_type) {
     auto iops = co_await client->list_all(*iop_type, "");
     if (!iops) co_return api::with_context("listing istiooperators", iops.error());
-    take_items(iops->list, "IstioOperator", view.istio_operators);
+    take_items(iops->list, api::kIstioOperatorKind, view.istio_operators);
   }  // no CRD: no IstioOperators, default policies
 
   const std::pair<const kube::ResourceType*, const char*> kinds[] = {
@@ -415,7 +417,7 @@ namespace {
 std::set<std::string> webhook_revisions(const restart::ClusterView& view) {
   std::set<std::string> revisions;
   for (const auto& mwc : view.webhook_configurations) {
-    std::string r = api::string_at(mwc, {"metadata", "labels", "istio.io/rev"});
+    std::string r = api::string_at(mwc, {"metadata", "labels", api::kRevisionLabel});
     if (!r.empty()) revisions.insert(r);
   }
   return revisions;

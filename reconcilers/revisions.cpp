@@ -550,12 +550,25 @@ kube::Task<api::Result<RevisionsView>> RevisionsReconciler::observe() {
     take_items(iops->list, view.istio_operators);
   }  // no CRD: no IstioOperators to report on
 
-  // Pods: metadata only (the status annotation is all that is read). Per namespace when the
+  // Pods: from the operator's pod store when there is one (restart::project_pod keeps what is
+  // read here: namespace, deletionTimestamp and the status annotation), not listed.
+  const bool chosen = !config_.namespace_filter.empty() || !config_.namespace_selector.empty();
+  if (config_.cache != nullptr && config_.cache->pods != nullptr &&
+      config_.cache->pods->has_synced()) {
+    std::set<std::string, std::less<>> names;
+    for (const rapidjson::Value& ns : view.namespaces)
+      names.insert(api::string_at(ns, {"metadata", "name"}));
+    for (runtime::Object& pod : config_.cache->pods->list())
+      if (!chosen || names.count(runtime::namespace_of(*pod)) > 0)
+        view.pods.push_back(std::move(pod));
+    co_return view;
+  }
+  // Else metadata only (the status annotation is all that is read). Per namespace when the
   // namespaces are a chosen few; one cluster-wide list otherwise.
   kube::ListOptions pod_options;
   pod_options.metadata_only = true;
   std::vector<std::string> pod_namespaces;
-  if (!config_.namespace_filter.empty() || !config_.namespace_selector.empty()) {
+  if (chosen) {
     for (const rapidjson::Value& ns : view.namespaces)
       pod_namespaces.push_back(api::string_at(ns, {"metadata", "name"}));
   } else {
@@ -802,7 +815,7 @@ void setup_revisions(const OperatorSetup& setup, RevisionsConfig config) {
   observed->pods = &cache.store(watches::pods());
   config.cache = observed.get();
   auto reconciler = std::make_shared<RevisionsReconciler>(
-      setup.client, std::move(config), setup.registry, setup.events, &setup.manager.clock());
+      setup.reader(), setup.writer(), std::move(config), setup.registry, &setup.manager.clock());
   setup.controller("revisions")
       .singleton(kAllKey)
       .watches(watches::istio_operators())

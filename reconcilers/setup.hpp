@@ -4,6 +4,11 @@
 // which builds its controller (runtime::ControllerBuilder), asks the cache for the watches it
 // reads and enqueues from, and gives the controller to the manager. `meshop run` is flags plus
 // one such call per reconciler.
+//
+// Reads and writes: a controller's reconciler reads through reader() and writes through writer().
+// With `cached_reader` set (`meshop run`), reads are answered from the cache's stores when a
+// watch covers them (runtime/cached_reader.hpp) and writes are tracked so that a pass does not
+// read the store's older copy of what it just wrote; without, both go to `client`.
 #pragma once
 
 #include <memory>
@@ -11,9 +16,12 @@
 
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
+#include "operator/kube/reader.hpp"
+#include "operator/kube/writer.hpp"
 #include "operator/metrics/registry.hpp"
 #include "operator/runtime/builder.hpp"
 #include "operator/runtime/cache.hpp"
+#include "operator/runtime/cached_reader.hpp"
 #include "operator/runtime/manager.hpp"
 
 namespace meshop::reconcilers {
@@ -28,6 +36,18 @@ struct OperatorSetup {
   runtime::Manager& manager;
   runtime::Cache& cache;
   std::string ns;  // the control plane's (and meshop's) namespace
+  // Over `cache`, falling back to `client`; null: every read goes to `client`.
+  std::shared_ptr<runtime::CachedReader> cached_reader = nullptr;
+
+  std::shared_ptr<kube::Reader> reader() const {
+    if (cached_reader) return cached_reader;
+    return kube::client_reader(client);
+  }
+  // Writes and Events (`events`) through `client`, tracked by `cached_reader` when set.
+  std::shared_ptr<kube::Writer> writer() const {
+    auto w = kube::client_writer(client, events);
+    return cached_reader ? cached_reader->tracking(std::move(w)) : w;
+  }
 
   runtime::ControllerBuilder controller(std::string name) const {
     return runtime::ControllerBuilder(manager, cache, std::move(name));

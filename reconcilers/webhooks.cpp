@@ -752,8 +752,8 @@ kube::Task<runtime::Action> WebhooksReconciler::reconcile(const std::string& /*k
 }
 
 void setup_webhooks(const OperatorSetup& setup, WebhooksConfig config) {
-  auto reconciler = std::make_shared<WebhooksReconciler>(setup.client, std::move(config),
-                                                         setup.registry, setup.events);
+  auto reconciler = std::make_shared<WebhooksReconciler>(setup.reader(), setup.writer(),
+                                                         std::move(config), setup.registry);
   setup.controller("webhooks")
       .singleton(kAllKey)
       .watches(watches::istio_operators())

@@ -44,15 +44,18 @@
 #include <boost/asio/io_context.hpp>
 
 #include "api/json.hpp"
+#include "api/mesh_conventions.hpp"
 #include "operator/cli/cli.hpp"
 #include "operator/cli/cluster.hpp"
 #include "operator/cli/commands.hpp"
 #include "operator/cli/drain.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
+#include "operator/kube/reader.hpp"
 #include "operator/log/log.hpp"
 #include "operator/metrics/registry.hpp"
 #include "operator/runtime/cache.hpp"
+#include "operator/runtime/cached_reader.hpp"
 #include "operator/runtime/clock.hpp"
 #include "operator/runtime/kube_source.hpp"
 #include "operator/runtime/manager.hpp"
@@ -160,7 +163,7 @@ int run_operator(const RunOptions& opts, Context& ctx) {
   webhook::ServingCertificate certificate("", "", &webhook_metrics);
   webhook::ServerOptions so;
   so.address = opts.webhook_address;
-  so.default_revision = "default";
+  so.default_revision = std::string(api::kDefaultRevision);
   so.threads = opts.threads;
   so.drain_delay = drain->delay;
   so.drain_timeout = drain->timeout;
@@ -212,7 +215,12 @@ int run_operator(const RunOptions& opts, Context& ctx) {
                                       const runtime::Object& o) { install_certificate(*o); }});
 
   // --- the controllers (leader only) ----------------------------------------------------
-  reconcilers::OperatorSetup setup{client, &registry, events, manager, cache, opts.ns};
+  // The reconcilers observe from the cache: reads a watch covers are answered by its store,
+  // the rest go to the apiserver and are counted (meshop_cached_reader_requests_total).
+  auto cached_reader = std::make_shared<runtime::CachedReader>(cache, kube::client_reader(client),
+                                                               &registry, &clock);
+  reconcilers::OperatorSetup setup{client, &registry, events,       manager,
+                                   cache,  opts.ns,   cached_reader};
 
   reconcilers::CertificatesConfig cc;
   cc.namespace_name = opts.ns;

@@ -226,7 +226,8 @@ std::string injection_status(const rapidjson::Value& template_pod, std::string_v
   out += ",\"imagePullSecrets\":";
   append_names(out, list("imagePullSecrets"));
   out += ",\"revision\":";
-  template_engine::funcs::append_json_string(out, revision.empty() ? "default" : revision, true);
+  template_engine::funcs::append_json_string(
+      out, revision.empty() ? api::kDefaultRevision : revision, true);
   out += '}';
   return out;
 }

@@ -13,16 +13,16 @@
 #include <vector>
 
 #include "api/json.hpp"
+#include "api/mesh_conventions.hpp"
 
 namespace meshop::inject {
 
-inline constexpr std::string_view kProxyContainerName = "istio-proxy";
-inline constexpr std::string_view kInitContainerName = "istio-init";
-inline constexpr std::string_view kValidationContainerName = "istio-validation";
+using api::kInitContainerName;
+using api::kOverridesAnnotation;
+using api::kProxyContainerName;
+using api::kStatusAnnotation;
+using api::kValidationContainerName;
 inline constexpr std::string_view kEnableCoreDumpName = "enable-core-dump";
-
-inline constexpr std::string_view kStatusAnnotation = "sidecar.istio.io/status";
-inline constexpr std::string_view kOverridesAnnotation = "proxy.istio.io/overrides";
 
 // spec.<list> ("containers" / "initContainers"), or nullptr when absent or not an array.
 rapidjson::Value* container_list(rapidjson::Value& pod, std::string_view list);

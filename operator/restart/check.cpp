@@ -6,6 +6,7 @@
 #include <set>
 
 #include "api/json.hpp"
+#include "api/mesh_conventions.hpp"
 
 namespace meshop::restart {
 namespace {
@@ -13,11 +14,11 @@ namespace {
 using Requirement = api::LabelSelector::Requirement;
 using Op = api::LabelSelector::Operator;
 
-constexpr std::string_view kInjectionLabel = "istio-injection";
-constexpr std::string_view kRevisionLabel = "istio.io/rev";
-constexpr std::string_view kDataplaneModeLabel = "istio.io/dataplane-mode";
+using api::kDataplaneModeLabel;
+using api::kDeactivatedLabel;  // istioctl's NeverMatch
+using api::kInjectionLabel;
+using api::kRevisionLabel;
 constexpr std::string_view kNameLabel = "kubernetes.io/metadata.name";
-constexpr std::string_view kDeactivatedLabel = "istio.io/deactivated";  // istioctl's NeverMatch
 
 std::optional<std::string> label(const rapidjson::Value* labels, std::string_view key) {
   if (labels == nullptr || !labels->IsObject()) return std::nullopt;
@@ -255,9 +256,10 @@ api::Result<CheckReport> check(const ClusterView& view, const std::vector<PlanEn
     if (entries.empty())
       findings.push_back(
           {Severity::kError, "", "NoInjectionWebhooks", "MutatingWebhookConfiguration",
-           "no Istio injector webhook configuration (a MutatingWebhookConfiguration labelled "
-           "istio.io/rev with a *sidecar-injector.istio.io webhook) exists: no pod is injected. "
-           "Install a revision (an IstioOperator) or a tag (meshop tag set)"});
+           "no Istio injector webhook configuration (a MutatingWebhookConfiguration labelled " +
+               std::string(kRevisionLabel) +
+               " with a *sidecar-injector.istio.io webhook) exists: no pod is injected. "
+               "Install a revision (an IstioOperator) or a tag (meshop tag set)"});
   }
 
   // The namespace's labels (Istio's injection analyzer).
@@ -337,8 +339,8 @@ api::Result<CheckReport> check(const ClusterView& view, const std::vector<PlanEn
               " has no injector configuration to inject with";
       findings.push_back({Severity::kError, "", "UnknownRevision", probe_ref,
                           "revision " + r.revision + " (webhook " + r.configuration +
-                              ") has no injector ConfigMap (istio-sidecar-injector" +
-                              (r.revision == "default" ? "" : "-" + r.revision) +
+                              ") has no injector ConfigMap (" +
+                              api::injector_configmap_name(r.revision) +
                               "): its webhook cannot inject"});
     } else if (d->fails) {
       r.why = via + ", whose injection fails: " + d->why;

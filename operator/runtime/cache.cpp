@@ -28,7 +28,8 @@ SourceFactory kube_sources(std::shared_ptr<kube::Client> client) {
 struct Cache::Watch {
   Watch(const WatchSpec& spec, std::unique_ptr<ListWatch> src,
         boost::asio::any_io_executor executor, Clock& clock, SharedParts& parts)
-      : source(std::move(src)),
+      : spec(spec),
+        source(std::move(src)),
         store(spec.projection, spec.shared_paths, &parts),
         informer(spec.name.empty() ? spec.type.resource : spec.name, std::move(executor), clock,
                  *source, store, informer_options(spec)) {}
@@ -37,6 +38,7 @@ struct Cache::Watch {
     o.initial_list_resource_version = spec.initial_list_resource_version;
     return o;
   }
+  WatchSpec spec;
   std::unique_ptr<ListWatch> source;
   Store store;
   Informer informer;
@@ -61,6 +63,14 @@ Store& Cache::store(const WatchSpec& spec) {
 const Store* Cache::find(const WatchSpec& spec) const {
   auto it = watches_.find(spec.identity());
   return it == watches_.end() ? nullptr : &it->second->store;
+}
+
+std::vector<Cache::WatchEntry> Cache::watches() const {
+  std::vector<WatchEntry> out;
+  out.reserve(order_.size());
+  for (Watch* w : order_)
+    out.push_back({w->spec, w->store});
+  return out;
 }
 
 void Cache::add_to(Manager& manager) {

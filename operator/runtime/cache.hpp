@@ -67,6 +67,13 @@ class Cache {
   Store& store(const WatchSpec& spec);
   // The store if the watch exists, else null.
   const Store* find(const WatchSpec& spec) const;
+  // Every watch, in the order they were created: what a reader over the stores
+  // (cached_reader.hpp) looks through. Mutable stores, for the handlers such a reader adds.
+  struct WatchEntry {
+    const WatchSpec& spec;
+    Store& store;
+  };
+  std::vector<WatchEntry> watches() const;
   // Registers every informer with the manager (in the order the watches were created).
   void add_to(Manager& manager);
   std::size_t size() const { return order_.size(); }
