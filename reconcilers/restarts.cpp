@@ -20,6 +20,7 @@
 #include "operator/webhook/configmap_source.hpp"
 #include "reconcilers/errors.hpp"
 #include "reconcilers/install.hpp"
+#include "reconcilers/restarts_status.hpp"
 #include "reconcilers/setup.hpp"
 #include "reconcilers/watches.hpp"
 
@@ -160,6 +161,18 @@ std::chrono::seconds soak_of(const restart::Policy& p) {
 std::string source_of(const rapidjson::Value& iop) {
   return api::string_at(iop, {"metadata", "namespace"}) + "/" +
          api::string_at(iop, {"metadata", "name"});
+}
+
+// An IstioOperator known by "<namespace>/<name>" alone.
+rapidjson::Document iop_named(const std::string& source) {
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  const auto slash = source.find('/');
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember("namespace", api::make_string(source.substr(0, slash), a), a);
+  meta.AddMember("name", api::make_string(source.substr(slash + 1), a), a);
+  d.AddMember("metadata", meta, a);
+  return d;
 }
 
 kube::ObjectReference iop_reference(const rapidjson::Value& iop) {
@@ -593,10 +606,18 @@ RestartsReconciler::RestartsReconciler(std::shared_ptr<kube::Client> client, Res
                          registry, std::move(now)) {}
 
 RestartsReconciler::RestartsReconciler(RestartsConfig config, std::shared_ptr<kube::Writer> writer,
+                                       std::shared_ptr<kube::Reader> gets, Now now)
+    : RestartsReconciler(std::move(config), std::move(writer), std::shared_ptr<kube::Client>(),
+                         nullptr, std::move(now)) {
+  reader_ = std::move(gets);
+}
+
+RestartsReconciler::RestartsReconciler(RestartsConfig config, std::shared_ptr<kube::Writer> writer,
                                        std::shared_ptr<kube::Client> reads,
                                        metrics::Registry* registry, Now now)
     : client_(std::move(reads)),
       writer_(std::move(writer)),
+      reader_(client_ != nullptr ? kube::client_reader(client_) : nullptr),
       config_(std::move(config)),
       now_(std::move(now)) {
   if (config_.default_istio_version.empty())
@@ -1464,232 +1485,38 @@ void RestartsReconciler::record_transitions(const PassReport& report) {
 
 kube::Task<api::Status> RestartsReconciler::report_status(const PassReport& report,
                                                           const restart::ClusterView& view) {
-  const kube::ResourceType* iop_type = &istio_operator_resource();
-  // Per IstioOperator: counts and the workloads in each state.
-  struct Summary {
-    int pending = 0, in_progress = 0, failed = 0, skipped = 0, manual = 0, deferred = 0;
-    rapidjson::Document items{rapidjson::kArrayType};
-    // Stale past maxStaleness (condition RestartsOverdue): how many, and the first few.
-    int overdue = 0;
-    std::vector<std::string> overdue_first;
-  };
-  std::map<std::string, Summary> by_source;
-  for (const std::string& iop : report.istio_operators)
-    by_source[iop];  // zeros when idle
-  std::set<std::string> failed_keys;
-  for (const RolloutReport& f : report.failed)
-    failed_keys.insert(f.key);
-  for (const restart::PlanEntry& e : report.plan) {
-    // Up to date, unless its new pods regressed after the rollout (the health watch).
-    if (e.policy_source == "defaults" || (e.action == Action::kNone && failed_keys.empty()))
-      continue;
-    std::string key = workload_key(e.plan);
-    if (e.action == Action::kNone && !failed_keys.count(key)) continue;
-    Summary& s = by_source[e.policy_source];
-    if (e.overdue && e.plan.verdict == restart::Verdict::kStale) {
-      ++s.overdue;
-      if (s.overdue_first.size() < 5) s.overdue_first.push_back(key);
-    }
-    std::string state;
-    switch (e.action) {
-      case Action::kNone:
-        state = "Failed";
-        break;
-      case Action::kRestart:
-      case Action::kWouldRestart:
-        state = std::find(report.started.begin(), report.started.end(), key) != report.started.end()
-                    ? "InProgress"
-                    : "Pending";
-        break;
-      case Action::kInProgress:
-        state = failed_keys.count(key) ? "Failed" : "InProgress";
-        break;
-      case Action::kDeferred:
-        state = "Deferred";
-        break;
-      case Action::kSkipped:
-      case Action::kBlocked:
-        state = "Skipped";
-        break;
-      case Action::kManual:
-        state = "ManualRestartNeeded";
-        break;
-      case Action::kApprovalNeeded:
-        state = "ApprovalNeeded";
-        break;
-      case Action::kHalted:
-        state = "Halted";
-        break;
-      case Action::kPaused:
-        state = "Paused";
-        break;
-      default:
-        break;
-    }
-    if (state == "Pending" || state == "Halted" || state == "Paused") ++s.pending;
-    if (state == "InProgress") ++s.in_progress;
-    if (state == "Failed") ++s.failed;
-    if (state == "Skipped") ++s.skipped;
-    if (state == "ManualRestartNeeded") ++s.manual;
-    if (state == "Deferred" || state == "ApprovalNeeded") ++s.deferred;
-    auto& a = s.items.GetAllocator();
-    rapidjson::Value item(rapidjson::kObjectType);
-    item.AddMember("workload", api::make_string(key, a), a);
-    item.AddMember("state", api::make_string(state, a), a);
-    item.AddMember("reason",
-                   api::make_string(e.plan.reason ? restart::reason_name(*e.plan.reason) : "", a),
-                   a);
-    item.AddMember("message", api::make_string(e.why.empty() ? e.plan.detail : e.why, a), a);
-    if (e.canary) item.AddMember("canary", true, a);
-    if (s.items.Size() < 100) s.items.PushBack(item, a);
-  }
+  // Computed (restarts_status.hpp), then one write per IstioOperator: status.restarts when it
+  // changed since this process wrote it, with the conditions the object does not show merged
+  // into its list, guarded by its resourceVersion (a 409 reads it again: conditions.hpp).
   std::map<std::string, const rapidjson::Value*> objects;
   for (const auto& iop : view.istio_operators)
     objects[source_of(iop)] = &iop;
-  for (auto& [source, s] : by_source) {
-    auto slash = source.find('/');
-    std::string ns = source.substr(0, slash), name = source.substr(slash + 1);
-    rapidjson::Document patch(rapidjson::kObjectType);
-    auto& a = patch.GetAllocator();
-    rapidjson::Value restarts(rapidjson::kObjectType);
-    restarts.AddMember("pending", s.pending, a);
-    restarts.AddMember("inProgress", s.in_progress, a);
-    restarts.AddMember("failed", s.failed, a);
-    restarts.AddMember("deferred", s.deferred, a);
-    restarts.AddMember("skipped", s.skipped, a);
-    restarts.AddMember("manualRestartNeeded", s.manual, a);
-    auto wave = report.waves.find(source);
-    const bool halted =
-        wave != report.waves.end() && wave->second.next.phase == restart::WavePhase::kHalted;
-    const bool held = wave != report.waves.end() && wave->second.hold_all;
-    restarts.AddMember("paused", report.paused || held, a);
-    restarts.AddMember("halted", halted, a);
-    std::string message = report.pause_reason;
-    if (held) message = wave->second.why + (message.empty() ? "" : "; " + message);
-    restarts.AddMember("message", api::make_string(message, a), a);
-    rapidjson::Value items;
-    items.CopyFrom(s.items, a);
-    restarts.AddMember("workloads", items, a);
-    if (wave != report.waves.end())
-      restarts.AddMember("wave", restart::wave_to_json(wave->second.next, a), a);
-    else
-      restarts.AddMember("wave", rapidjson::Value(rapidjson::kNullType), a);
-    rapidjson::Value status(rapidjson::kObjectType);
-    status.AddMember("restarts", restarts, a);
-    // The RestartsHalted condition, among the others as they are; written only when it changes
-    // (last_condition_), True while halted, False once a halt was lifted.
-    const rapidjson::Value* object = objects.count(source) ? objects[source] : nullptr;
-    const rapidjson::Value* current =
-        object != nullptr ? api::find(*object, "/status/conditions") : nullptr;
-    const rapidjson::Value* mine = nullptr;
-    if (current != nullptr && current->IsArray())
-      for (const rapidjson::Value& c : current->GetArray())
-        if (api::string_at(c, {"type"}) == restart::kHaltedCondition) mine = &c;
-    std::string cond_status, cond_reason, cond_message;
-    const bool resumed = wave != report.waves.end() && wave->second.resumed_now;
-    if (halted) {
-      cond_status = "True";
-      cond_reason = wave->second.next.halt_reason;
-      cond_message = wave->second.next.message;
-    } else if (resumed || (mine != nullptr && api::string_at(*mine, {"status"}) == "True")) {
-      // Lifted: by resume or a spec change, or the wave is no longer known halted.
-      cond_status = "False";
-      cond_reason = "Resumed";
-      cond_message = resumed ? "resumed by " + wave->second.resumed_by
-                             : "the restart wave is no longer halted";
-    }
-    std::string cond_key =
-        cond_status.empty() ? "" : cond_status + "|" + cond_reason + "|" + cond_message;
-    const bool on_object = mine != nullptr && api::string_at(*mine, {"status"}) == cond_status &&
-                           api::string_at(*mine, {"reason"}) == cond_reason &&
-                           api::string_at(*mine, {"message"}) == cond_message;
-    // Written once per change. A True that another writer of status.conditions removed is
-    // written again at most once a minute (no tug of war with it); a True still in a lagging
-    // cache after this process wrote False is not written over.
-    const SystemTime now = now_();
-    const bool again = cond_status == "True" && cond_key == last_condition_[source] &&
-                       now - last_condition_at_[source] >= std::chrono::minutes(1);
-    bool write_condition =
-        !cond_key.empty() && !on_object && (cond_key != last_condition_[source] || again) &&
-        !(cond_status == "False" && !resumed && last_condition_[source].rfind("False|", 0) == 0);
-    if (!cond_key.empty() && !write_condition) last_condition_[source] = cond_key;
-    // RestartsOverdue: True while workloads of this policy are stale past maxStaleness, False
-    // once none is (written when it differs from the object and from what this process wrote).
-    const rapidjson::Value* overdue_mine = nullptr;
-    if (current != nullptr && current->IsArray())
-      for (const rapidjson::Value& c : current->GetArray())
-        if (api::string_at(c, {"type"}) == kOverdueCondition) overdue_mine = &c;
-    std::string od_status, od_reason, od_message;
-    if (s.overdue > 0) {
-      od_status = "True";
-      od_reason = "StalePastMaxStaleness";
-      od_message = std::to_string(s.overdue) + " workload" + (s.overdue == 1 ? "" : "s") +
-                   " stale past maxStaleness:";
-      for (const std::string& k : s.overdue_first)
-        od_message += " " + k;
-      if (s.overdue > static_cast<int>(s.overdue_first.size())) od_message += " ...";
-    } else if (overdue_mine != nullptr && api::string_at(*overdue_mine, {"status"}) == "True") {
-      od_status = "False";
-      od_reason = "NoneOverdue";
-      od_message = "no workload is stale past maxStaleness";
-    }
-    std::string od_key = od_status.empty() ? "" : od_status + "|" + od_reason + "|" + od_message;
-    const bool od_on_object = overdue_mine != nullptr &&
-                              api::string_at(*overdue_mine, {"status"}) == od_status &&
-                              api::string_at(*overdue_mine, {"reason"}) == od_reason &&
-                              api::string_at(*overdue_mine, {"message"}) == od_message;
-    const bool write_overdue =
-        !od_key.empty() && !od_on_object && od_key != last_overdue_condition_[source];
-    if (write_condition || write_overdue) {
-      rapidjson::Value conditions(rapidjson::kArrayType);
-      if (current != nullptr && current->IsArray())
-        for (const rapidjson::Value& c : current->GetArray()) {
-          std::string type = api::string_at(c, {"type"});
-          if ((write_condition && type == restart::kHaltedCondition) ||
-              (write_overdue && type == kOverdueCondition))
-            continue;
-          conditions.PushBack(rapidjson::Value(c, a), a);
-        }
-      auto add = [&](std::string_view type, const rapidjson::Value* existing, const std::string& st,
-                     const std::string& reason, const std::string& msg) {
-        std::string transition = restart::rfc3339(now_());
-        if (existing != nullptr && api::string_at(*existing, {"status"}) == st &&
-            !api::string_at(*existing, {"lastTransitionTime"}).empty())
-          transition = api::string_at(*existing, {"lastTransitionTime"});
-        rapidjson::Value cond(rapidjson::kObjectType);
-        cond.AddMember("type", api::make_string(type, a), a);
-        cond.AddMember("status", api::make_string(st, a), a);
-        if (const rapidjson::Value* g =
-                object != nullptr ? api::find(*object, "/metadata/generation") : nullptr;
-            g != nullptr && g->IsInt64())
-          cond.AddMember("observedGeneration", rapidjson::Value(g->GetInt64()), a);
-        cond.AddMember("lastTransitionTime", api::make_string(transition, a), a);
-        cond.AddMember("reason", api::make_string(reason, a), a);
-        cond.AddMember("message", api::make_string(msg, a), a);
-        conditions.PushBack(cond, a);
-      };
-      if (write_condition)
-        add(restart::kHaltedCondition, mine, cond_status, cond_reason, cond_message);
-      if (write_overdue) add(kOverdueCondition, overdue_mine, od_status, od_reason, od_message);
-      status.AddMember("conditions", conditions, a);
-    }
-    // status.restarts is compared with what this process last wrote; the condition apart.
-    std::string restarts_body = api::to_json(*api::find_member(status, "restarts"));
-    patch.AddMember("status", status, a);
-    std::string body = api::to_json(patch);
-    if (!write_condition && !write_overdue && last_status_[source] == restarts_body)
-      continue;  // unchanged
-    kube::PatchOptions options;
-    options.subresource = "status";
-    auto r = co_await writer_->patch(*iop_type, ns, name, kube::PatchType::kMerge, body, options);
+  const std::string now = restart::rfc3339(now_());
+  const std::map<std::string, RestartsSummary> summaries = summarize_restarts(report);
+  for (const auto& per_iop : summaries) {
+    const std::string& source = per_iop.first;
+    const RestartsSummary& summary = per_iop.second;
+    rapidjson::Document restarts_doc;
+    rapidjson::Value restarts =
+        restarts_status(summary, report, source, restarts_doc.GetAllocator());
+    std::string& last_written = last_status_[source];
+    // An IstioOperator the view does not hold (never, in practice): status.restarts alone.
+    rapidjson::Document named = iop_named(source);
+    auto found = objects.find(source);
+    const rapidjson::Value& iop = found != objects.end() ? *found->second : named;
+    const bool in_view = found != objects.end();
+    StatusPatch body = [&](const rapidjson::Value& object) -> std::optional<std::string> {
+      std::vector<Condition> wanted;
+      if (in_view) {
+        if (auto c = halted_condition(report, source, &object)) wanted.push_back(std::move(*c));
+        if (auto c = overdue_condition(summary, &object)) wanted.push_back(std::move(*c));
+      }
+      return restarts_status_patch(object, restarts, wanted, last_written, now);
+    };
+    auto r = co_await patch_status(*writer_, reader_.get(), istio_operator_resource(), iop, body);
     if (!r && !r.error().is(kube::ErrorKind::kNotFound))
       co_return api::with_context("writing status.restarts of IstioOperator " + source, r.error());
-    last_status_[source] = restarts_body;
-    if (write_condition) {
-      last_condition_[source] = cond_key;
-      last_condition_at_[source] = now;
-    }
-    if (write_overdue) last_overdue_condition_[source] = od_key;
+    if (!r || *r) last_written = api::to_json(restarts);
   }
   co_return api::ok_status();
 }

@@ -33,7 +33,8 @@
 //   4. reports: an Event on each workload whose state changed (restarted, skipped, deferred,
 //      failed, manual), metrics meshop_restarts_total{reason,result},
 //      meshop_stale_workloads{reason} and meshop_restarts_halted{istio_operator}, and
-//      `status.restarts` (with `wave`) on each IstioOperator whose policy governed an entry.
+//      `status.restarts` (with `wave`) and the RestartsHalted / RestartsOverdue conditions on
+//      each IstioOperator whose policy governed an entry (reconcilers/restarts_status.hpp).
 // The pass is level-triggered: everything it needs is in the cluster, so a restarted meshop
 // picks up where the previous one stopped. Memory kept between passes is what avoids repeating
 // Events and work (the plan memo, the engines' decisions). Every write goes through a
@@ -55,6 +56,7 @@
 #include "operator/inject/injector.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/events.hpp"
+#include "operator/kube/reader.hpp"
 #include "operator/kube/writer.hpp"
 #include "operator/metrics/registry.hpp"
 #include "operator/restart/cluster_plan.hpp"
@@ -234,6 +236,10 @@ class RestartsReconciler {
       RestartsConfig config, std::shared_ptr<kube::Writer> writer,
       std::shared_ptr<kube::Client> reads = nullptr, metrics::Registry* registry = nullptr,
       Now now = [] { return std::chrono::system_clock::now(); });
+  // The same, getting an IstioOperator whose status write conflicted (409) through `gets`
+  // (tests: test/support/fake_api.hpp), where the others get it through `reads`.
+  RestartsReconciler(RestartsConfig config, std::shared_ptr<kube::Writer> writer,
+                     std::shared_ptr<kube::Reader> gets, Now now);
 
   // One pass; with `execute` false nothing is written (the plan and rollout states only).
   kube::Task<api::Result<PassReport>> pass(bool execute);
@@ -264,6 +270,9 @@ class RestartsReconciler {
   // What the Restarted Event of `e` says about the causes it coalesces; forgets them.
   std::string coalesced(const restart::PlanEntry& e);
 
+  // status.restarts and the RestartsHalted / RestartsOverdue conditions of each IstioOperator
+  // (restarts_status.hpp computes them; one write each, its conditions merged into the object
+  // and guarded by its resourceVersion: reconcilers/conditions.hpp).
   kube::Task<api::Status> report_status(const PassReport& report, const restart::ClusterView& view);
   // Strategy Evict: evicts e.evict.next (or with `dry_run` asks whether it may go), and turns a
   // refusal by a PodDisruptionBudget into a Deferred entry naming it.
@@ -290,6 +299,9 @@ class RestartsReconciler {
 
   std::shared_ptr<kube::Client> client_;  // reads (list) when config_.cache is null
   std::shared_ptr<kube::Writer> writer_;
+  // Gets an IstioOperator again after a status write conflicted (null: the Conflict is the
+  // pass's error, retried at once).
+  std::shared_ptr<kube::Reader> reader_;
   RestartsConfig config_;
   Now now_;
   metrics::Family<metrics::Counter>* restarts_total_ = nullptr;
@@ -341,13 +353,7 @@ class RestartsReconciler {
   // Each IstioOperator's wave as last decided by this process (status.restarts.wave is read
   // when absent: another process, or a restarted one, decided it).
   std::map<std::string, restart::WaveState> waves_;
-  // The RestartsHalted condition last written per IstioOperator ("" = none) and when: written
-  // when it changes (a True another writer of status.conditions removed, at most once a minute),
-  // so that a writer that keeps only its own conditions (the install reconciler) is not fought.
-  std::map<std::string, std::string> last_condition_;
-  std::map<std::string, std::string> last_overdue_condition_;         // RestartsOverdue, as written
   std::unordered_map<std::string, std::string> stale_since_written_;  // workload → cause recorded
-  std::map<std::string, std::chrono::system_clock::time_point> last_condition_at_;
   // The resume annotation values already honoured (its removal may not be in the cache yet).
   std::map<std::string, std::string> resumed_;
   metrics::Family<metrics::Gauge>* halted_ = nullptr;

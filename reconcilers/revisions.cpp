@@ -10,6 +10,7 @@
 #include "operator/log/log.hpp"
 #include "operator/restart/planner.hpp"
 #include "operator/runtime/object.hpp"
+#include "reconcilers/conditions.hpp"
 #include "reconcilers/errors.hpp"
 #include "reconcilers/ownership.hpp"
 #include "reconcilers/setup.hpp"
@@ -643,51 +644,32 @@ void RevisionsReconciler::record_events(const RevisionsReport& report, const Rev
 
 namespace {
 
-// The condition of `type` in the object's status, or null.
-const rapidjson::Value* condition_of(const rapidjson::Value& object, std::string_view type) {
-  const rapidjson::Value* conds = api::find(object, "/status/conditions");
-  const rapidjson::Value* found = nullptr;
-  if (conds != nullptr && conds->IsArray())
-    for (const rapidjson::Value& c : conds->GetArray())
-      if (c.IsObject() && api::string_at(c, {"type"}) == type) found = &c;
-  return found;
+// The InUse condition `use` says.
+Condition in_use_condition(const InUseDecision& use) {
+  return {std::string(kInUseCondition), use.status, use.reason, use.message, use.last_transition};
 }
 
-// Whether `use` says something `current` (the live InUse condition, or null) does not.
-bool in_use_differs(const rapidjson::Value* current, const InUseDecision& use) {
-  return current == nullptr || api::string_at(*current, {"status"}) != use.status ||
-         api::string_at(*current, {"reason"}) != use.reason ||
-         api::string_at(*current, {"message"}) != use.message ||
-         api::string_at(*current, {"lastTransitionTime"}) != use.last_transition;
-}
-
-// The merge patch of the status subresource: status.revisions, and with `use` the InUse
-// condition (the other reconcilers' conditions written back as they are: a merge patch
-// replaces the whole list).
-std::string revisions_status_patch(const rapidjson::Value& iop, const rapidjson::Value& revisions,
-                                   const InUseDecision* use) {
+// The merge patch of the status subresource for `iop` as read: status.revisions when it differs
+// from `revisions`, and the InUse condition `use` when the object does not show it, merged into
+// the object's list (the other reconcilers' conditions kept as they are: a merge patch replaces
+// the whole list) and guarded by the object's resourceVersion (reconcilers/conditions.hpp).
+// nullopt when the object says both.
+std::optional<std::string> revisions_status_patch(const rapidjson::Value& iop,
+                                                  const rapidjson::Value& revisions,
+                                                  const std::optional<InUseDecision>& use,
+                                                  std::string_view now) {
+  const rapidjson::Value* current = api::find(iop, "/status/revisions");
+  const bool revisions_same = current != nullptr && api::json_equal(*current, revisions);
+  const bool write_condition =
+      use && !condition_shows(find_condition(iop, kInUseCondition), in_use_condition(*use));
+  if (revisions_same && !write_condition) return std::nullopt;
   rapidjson::Document patch(rapidjson::kObjectType);
   auto& a = patch.GetAllocator();
   rapidjson::Value status(rapidjson::kObjectType);
   status.AddMember("revisions", rapidjson::Value(revisions, a), a);
-  if (use != nullptr) {
-    rapidjson::Value conditions(rapidjson::kArrayType);
-    const rapidjson::Value* conds = api::find(iop, "/status/conditions");
-    if (conds != nullptr && conds->IsArray())
-      for (const rapidjson::Value& c : conds->GetArray())
-        if (c.IsObject() && api::string_at(c, {"type"}) != kInUseCondition)
-          conditions.PushBack(rapidjson::Value(c, a), a);
-    rapidjson::Value cond(rapidjson::kObjectType);
-    cond.AddMember("type", api::make_string(kInUseCondition, a), a);
-    cond.AddMember("status", api::make_string(use->status, a), a);
-    if (const rapidjson::Value* g = api::find(iop, "/metadata/generation");
-        g != nullptr && g->IsInt64())
-      cond.AddMember("observedGeneration", rapidjson::Value(g->GetInt64()), a);
-    cond.AddMember("lastTransitionTime", api::make_string(use->last_transition, a), a);
-    cond.AddMember("reason", api::make_string(use->reason, a), a);
-    cond.AddMember("message", api::make_string(use->message, a), a);
-    conditions.PushBack(cond, a);
-    status.AddMember("conditions", conditions, a);
+  if (write_condition) {
+    status.AddMember("conditions", merge_conditions(iop, {in_use_condition(*use)}, now, a), a);
+    guard_with_resource_version(patch, iop);
   }
   patch.AddMember("status", status, a);
   return api::to_json(patch);
@@ -720,51 +702,53 @@ kube::Task<api::Status> RevisionsReconciler::write_one_status(const RevisionsRep
                                                               std::optional<InUseDecision>& use) {
   const std::string key = key_of(iop);
   const rapidjson::Document desired = status_revisions(report, key);
-  const rapidjson::Value* current = api::find(iop, "/status/revisions");
-  const bool revisions_same = current != nullptr && api::json_equal(*current, desired);
 
   // The InUse condition. What this process last wrote wins over the object's condition for
-  // the transition time: another writer of the list (install, restarts) may write back an
-  // older InUse from a lagging cache.
+  // the transition time: an object read before that write landed holds an older InUse.
   auto last = last_in_use_.find(key);
-  use = in_use_of(report, iop, now, last != last_in_use_.end() ? &last->second : nullptr);
-  const rapidjson::Value* mine = condition_of(iop, kInUseCondition);
-  bool write_condition = false;
+  const std::pair<std::string, std::string>* written =
+      last != last_in_use_.end() ? &last->second : nullptr;
+  use = in_use_of(report, iop, now, written);
   if (use) {
-    write_condition = in_use_differs(mine, *use);
     if (use->uninstall_after && owner_revision(report, key) != api::kDefaultRevision)
       watching_unused_ = true;  // its pods may go at any time
     if (use->uninstall_at && !use->uninstall &&
         (!next_deadline_ || *use->uninstall_at < *next_deadline_))
       next_deadline_ = use->uninstall_at;
   }
-  if (revisions_same && !write_condition) co_return api::ok_status();
 
-  kube::PatchOptions options;
-  options.subresource = "status";
-  const std::string ns = api::string_at(iop, {"metadata", "namespace"});
-  const std::string name = api::string_at(iop, {"metadata", "name"});
-  auto r = co_await writer_->patch(
-      istio_operator_resource(), ns, name, kube::PatchType::kMerge,
-      revisions_status_patch(iop, desired, write_condition ? &*use : nullptr), options);
+  // Written against the object as read (the store's copy); after a 409, against the object as
+  // the apiserver holds it, the decision taken again from that one.
+  const std::string now_text = api::rfc3339(now);
+  std::optional<InUseDecision> sent;  // the InUse of the patch last built, when it carries one
+  const StatusPatch body = [&](const rapidjson::Value& object) -> std::optional<std::string> {
+    std::optional<InUseDecision> u =
+        &object == &iop ? use : in_use_of(report, object, now, written);
+    sent.reset();
+    if (u && !condition_shows(find_condition(object, kInUseCondition), in_use_condition(*u)))
+      sent = u;
+    return revisions_status_patch(object, desired, u, now_text);
+  };
+  auto r = co_await patch_status(*writer_, reader_.get(), istio_operator_resource(), iop, body);
   if (!r && r.error().is(kube::ErrorKind::kNotFound)) co_return api::ok_status();
   if (!r) co_return api::with_context("istiooperator " + key + ": status.revisions", r.error());
-  if (!write_condition) co_return api::ok_status();
+  if (!*r || !sent) co_return api::ok_status();
 
   // A change between True and False: from what this process wrote last, else (first pass)
   // from the object; not a first report, not a rewrite of the same.
+  const rapidjson::Value* mine = find_condition(iop, kInUseCondition);
   const std::string before =
-      last != last_in_use_.end()
-          ? last->second.first
-          : (mine != nullptr ? api::string_at(*mine, {"status"}) : std::string());
-  const bool changed = (before == "True" || before == "False") && before != use->status;
+      written != nullptr ? written->first
+                         : (mine != nullptr ? api::string_at(*mine, {"status"}) : std::string());
+  const bool changed = (before == "True" || before == "False") && before != sent->status;
   if (changed) {
     writer_->event(iop_reference(iop), kube::EventType::kNormal,
-                   use->in_use ? "RevisionInUse" : "RevisionUnused", "EvaluateUsage", use->message);
-    log::info(use->in_use ? "revision in use again" : "revision unused",
-              {{"controller", "revisions"}, {"object", key}, {"detail", use->message}});
+                   sent->in_use ? "RevisionInUse" : "RevisionUnused", "EvaluateUsage",
+                   sent->message);
+    log::info(sent->in_use ? "revision in use again" : "revision unused",
+              {{"controller", "revisions"}, {"object", key}, {"detail", sent->message}});
   }
-  last_in_use_[key] = {use->status, use->last_transition};
+  last_in_use_[key] = {sent->status, sent->last_transition};
   co_return api::ok_status();
 }
 

@@ -26,9 +26,10 @@
 //     repeats);
 //   - IstioOperator `status.revisions` (JSON merge patch on the status subresource, sent only
 //     when it differs from what the object holds) — see status_revisions();
-//   - the IstioOperator's InUse condition (decide_in_use; in the same patch, the other
-//     reconcilers' conditions written back as they are: a merge patch replaces the list), and
-//     a Normal Event RevisionUnused / RevisionInUse when it changes between True and False;
+//   - the IstioOperator's InUse condition (decide_in_use; in the same patch, merged into the
+//     list of the other reconcilers' conditions and guarded by the object's resourceVersion,
+//     since a merge patch replaces the list: reconcilers/conditions.hpp), and a Normal Event
+//     RevisionUnused / RevisionInUse when it changes between True and False;
 //   - gauge meshop_namespaces{revision}: namespaces served by each revision (warnings with a
 //     single serving revision included; conflicts excluded).
 // Acts: an IstioOperator annotated meshop.io/uninstall-when-unused-after whose revision has

@@ -12,9 +12,11 @@
 // resource, namespace and name; writes change it as an apiserver would (apply and update
 // replace, patch applies a JSON or merge patch, remove erases, create refuses an existing
 // name), each giving the object a new metadata.resourceVersion, so a test can run several
-// passes. A CustomResourceDefinition is Established as soon as it is written, as a real
-// apiserver makes it within a second. Label selectors (ListOptions::label_selector) are those of
-// api::LabelSelector::parse; field selectors are not supported (a test that needs one fails).
+// passes; a resourceVersion in an update or a merge patch is a precondition (409 Conflict when
+// the object is at another one), as the apiserver makes it. A CustomResourceDefinition is
+// Established as soon as it is written, as a real apiserver makes it within a second. Label
+// selectors (ListOptions::label_selector) are those of api::LabelSelector::parse; field
+// selectors are not supported (a test that needs one fails).
 //
 // fail() scripts an error for the next (or every) call matching a verb and resource: the error
 // is built from a metav1.Status body as kube::Client builds it (error_from_response), so its
@@ -253,9 +255,14 @@ class FakeApi final : public kube::Reader, public kube::Writer {
         break;
       }
       case kube::PatchType::kMerge:
-      case kube::PatchType::kStrategicMerge:
+      case kube::PatchType::kStrategicMerge: {
+        // As the apiserver: a metadata.resourceVersion in the patch is a precondition.
+        const std::string rv = api::string_at(*patch_doc, {"metadata", "resourceVersion"});
+        if (!rv.empty() && rv != api::string_at(doc, {"metadata", "resourceVersion"}))
+          co_return error(c, conflict());
         api::apply_merge_patch(doc, *patch_doc, doc.GetAllocator());
         break;
+      }
       case kube::PatchType::kApply:
         doc.CopyFrom(*patch_doc, doc.GetAllocator());
         break;

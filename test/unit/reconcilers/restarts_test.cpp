@@ -9,9 +9,13 @@
 #include <gtest/gtest.h>
 
 #include "api/json.hpp"
+#include "api/json_patch.hpp"
 #include "operator/manifest/chart_sets.hpp"
 #include "operator/metrics/registry.hpp"
+#include "reconcilers/errors.hpp"
+#include "reconcilers/ownership.hpp"
 #include "test/support/chart_set_sources.hpp"
+#include "test/support/fake_api.hpp"
 #include "test/support/recording_writer.hpp"
 #include "test/unit/kube/fake_apiserver.hpp"
 #include "test/unit/restart/fixtures.hpp"
@@ -372,8 +376,11 @@ class RestartsPass : public ::testing::Test {
       if (ex.method == "PATCH" &&
           ex.target ==
               "/apis/install.istio.io/v1alpha1/namespaces/istio-system/istiooperators/"
-              "canary/status")
+              "canary/status") {
+        // The informer delivers what was written before the next pass reads the store.
+        reflect_status(ex.body);
         return kube::fake::Script{{response(200, R"({"kind":"IstioOperator"})")}};
+      }
       return kube::fake::Script{{response(404, R"({"kind":"Status","reason":"NotFound","code":404,
           "message":"not scripted"})")}};
     };
@@ -385,6 +392,18 @@ class RestartsPass : public ::testing::Test {
     auto c = kube::Client::create(io_.get_executor(), cfg, opts);
     ASSERT_TRUE(c) << c.error().message;
     client_ = *c;
+  }
+
+  // The status merge patch `body` applied to the canary IstioOperator of the store.
+  void reflect_status(const std::string& body) {
+    runtime::Object current = iops_.get("istio-system/canary");
+    if (current == nullptr) return;
+    rapidjson::Document patch = json(body);
+    patch.RemoveMember("metadata");  // the resourceVersion precondition
+    rapidjson::Document updated;
+    updated.CopyFrom(*current, updated.GetAllocator());
+    api::apply_merge_patch(updated, patch, updated.GetAllocator());
+    iops_.apply(std::move(updated));
   }
 
   // The Deployment at `generation`; with the template annotations of `restart_patch` (the
@@ -711,6 +730,97 @@ TEST_F(RestartsHalt, ResumeLiftsTheHaltRestartsAndRemovesTheAnnotation) {
   now_ += std::chrono::seconds(2);
   ASSERT_TRUE(pass(*r).ok());
   EXPECT_EQ(iop_patches_.size(), 1u);
+}
+
+// Another reconciler (revisions: InUse) wrote a condition after the store's copy of the
+// IstioOperator was read. The list of conditions a merge patch sends replaces the apiserver's
+// whole, so RestartsHalted must go into the list the apiserver holds: sent with the store's
+// (older) list, it would erase InUse, a lost update.
+class RestartsConditions : public RestartsHalt {
+ protected:
+  void SetUp() override {
+    RestartsHalt::SetUp();
+    set_iop("{}");
+    runtime::Object stored = iops_.get("istio-system/canary");
+    ASSERT_NE(stored, nullptr);
+    // The apiserver's copy: the store's, and InUse (at the version FakeApi gives it).
+    rapidjson::Document newer;
+    newer.CopyFrom(*stored, newer.GetAllocator());
+    newer["status"].AddMember(
+        "conditions",
+        rapidjson::Value().CopyFrom(json(R"([{"type":"InUse","status":"True","reason":"Used",
+            "message":"revision canary is used by 1 namespace",
+            "lastTransitionTime":"2026-12-02T09:00:00Z"}])"),
+                                    newer.GetAllocator()),
+        newer.GetAllocator());
+    api_->put(istio_operator_resource(), api::to_json(newer));
+    // The store's copy, at an older version.
+    rapidjson::Document older;
+    older.CopyFrom(*stored, older.GetAllocator());
+    older["metadata"].AddMember("resourceVersion", "7", older.GetAllocator());
+    iops_.apply(std::move(older));
+  }
+
+  // The conditions of the apiserver's copy: "type=status" in order.
+  std::vector<std::string> conditions() const {
+    std::vector<std::string> out;
+    const api::Document* held = api_->object(istio_operator_resource(), "istio-system", "canary");
+    const rapidjson::Value* conds =
+        held != nullptr ? api::find(*held, "/status/conditions") : nullptr;
+    if (conds != nullptr)
+      for (const rapidjson::Value& c : conds->GetArray())
+        out.push_back(api::string_at(c, {"type"}) + "=" + api::string_at(c, {"status"}));
+    return out;
+  }
+
+  std::shared_ptr<test_support::FakeApi> api_ = std::make_shared<test_support::FakeApi>();
+};
+
+TEST_F(RestartsConditions, AStaleStoreCopyIsRefusedAndTheApiserversListGetsTheCondition) {
+  RestartsConfig c = config();
+  c.cache = &cache_;
+  RestartsReconciler r(c, api_, api_, [this] { return now_; });
+  auto report = pass(r);
+  ASSERT_TRUE(report.ok()) << report.message();
+  EXPECT_TRUE(report->halted);
+  EXPECT_EQ(conditions(), (std::vector<std::string>{"InUse=True", "RestartsHalted=True"}))
+      << "InUse is another reconciler's";
+  // Refused at the store's version (409), got again, written once at the apiserver's.
+  auto patches = api_->calls_of("patch");
+  ASSERT_EQ(patches.size(), 2u);
+  EXPECT_TRUE(patches[0].failed);
+  EXPECT_NE(patches[0].body.find(R"("resourceVersion":"7")"), std::string::npos) << patches[0].body;
+  EXPECT_FALSE(patches[1].failed);
+  EXPECT_EQ(api_->calls_of("get").size(), 1u);
+
+  // The informer catches up: nothing more to write.
+  iops_.apply(api::parse_json(
+                  api::to_json(*api_->object(istio_operator_resource(), "istio-system", "canary")))
+                  .value());
+  now_ += std::chrono::seconds(2);
+  ASSERT_TRUE(pass(r).ok());
+  EXPECT_EQ(api_->calls_of("patch").size(), 2u);
+}
+
+// Without a reader to get the object again, the Conflict is the pass's error (retried at once,
+// reconcilers/errors.hpp), and the next pass, on a store that caught up, writes the condition.
+TEST_F(RestartsConditions, WithoutAReaderTheConflictIsThePasssAndTheNextPassWrites) {
+  RestartsConfig c = config();
+  c.cache = &cache_;
+  RestartsReconciler r(c, api_, nullptr, nullptr, [this] { return now_; });
+  auto first = pass(r);
+  EXPECT_EQ(conditions(), (std::vector<std::string>{"InUse=True"})) << "InUse erased";
+  ASSERT_FALSE(first.ok());
+  EXPECT_TRUE(first.error().conflict()) << first.message();
+  EXPECT_EQ(error_action(first.error()).kind, runtime::Action::Kind::kConflict);
+
+  iops_.apply(api::parse_json(
+                  api::to_json(*api_->object(istio_operator_resource(), "istio-system", "canary")))
+                  .value());
+  now_ += std::chrono::seconds(2);
+  auto second = pass(r);
+  ASSERT_TRUE(second.ok()) << second.message();
+  EXPECT_EQ(conditions(), (std::vector<std::string>{"InUse=True", "RestartsHalted=True"}));
 }
 
 // spec.restarts.maxStaleness under a closed maintenance window: the first pass that sees the

@@ -10,6 +10,8 @@
 #include "api/json.hpp"
 #include "operator/manifest/render.hpp"
 #include "operator/manifest/tag.hpp"
+#include "test/support/fake_api.hpp"
+#include "test/support/run_task.hpp"
 
 namespace meshop::reconcilers {
 namespace {
@@ -499,6 +501,58 @@ TEST_F(Revisions, WhatThisProcessWroteWinsOverAStaleConditionOnTheObject) {
   EXPECT_EQ(d->last_transition, "2026-01-01T01:00:00Z");
   auto stale = in_use_of(*report, view.istio_operators[0], at("2026-01-01T01:00:00Z"));
   EXPECT_TRUE(stale->uninstall) << "without the memory, the object's time counts";
+}
+
+// The restarts reconciler wrote RestartsOverdue after the store's copy of the IstioOperator was
+// read. A merge patch replaces the whole list of conditions, so InUse must go into the list the
+// apiserver holds: sent with the store's (older) list, it would erase RestartsOverdue (a lost
+// update; the flaky e2e restart_gates, "RestartsOverdue=True ... never seen").
+TEST_F(Revisions, InUseGoesIntoTheListTheApiserverHoldsNotTheStoresOlderOne) {
+  runtime::Store namespaces, webhooks, iops, pods;
+  RevisionsCache cache{&namespaces, &webhooks, &iops, &pods};
+  RevisionsConfig config;
+  config.cache = &cache;
+  std::vector<rapidjson::Document> ns_docs, iop_docs, mwc_docs;
+  ns_docs.push_back(parse(ns_json("apps", R"({"istio.io/rev":"canary"})")));
+  for (const rapidjson::Value* c : {&canary_, &default_})
+    mwc_docs.emplace_back().CopyFrom(*c, mwc_docs.back().GetAllocator());
+  rapidjson::Document stored = parse(iop_json("istio-system", "canary", "canary"));
+  stored["metadata"].AddMember("resourceVersion", "7", stored.GetAllocator());
+  iop_docs.push_back(std::move(stored));
+  namespaces.replace(std::move(ns_docs));
+  webhooks.replace(std::move(mwc_docs));
+  iops.replace(std::move(iop_docs));
+  pods.replace(std::vector<rapidjson::Document>{});
+
+  auto api = std::make_shared<test_support::FakeApi>();
+  rapidjson::Document newer = parse(iop_json("istio-system", "canary", "canary"));
+  newer.AddMember(
+      "status",
+      rapidjson::Value().CopyFrom(parse(R"({"conditions":[{"type":"RestartsOverdue","status":"True",
+                          "reason":"StalePastMaxStaleness","lastTransitionTime":"2026-12-02T09:00:00Z",
+                          "message":"1 workload stale past maxStaleness: Deployment/apps/web"}]})"),
+                                  newer.GetAllocator()),
+      newer.GetAllocator());
+  api->put(istio_operator_resource(), api::to_json(newer));
+
+  RevisionsReconciler r(api, api, config);
+  boost::asio::io_context io;
+  auto report = test_support::run_task(io, r.pass());
+  ASSERT_TRUE(report.ok()) << report.message();
+  const api::Document* held = api->object(istio_operator_resource(), "istio-system", "canary");
+  ASSERT_NE(held, nullptr);
+  Strings types;
+  for (const rapidjson::Value& c : (*held)["status"]["conditions"].GetArray())
+    types.push_back(api::string_at(c, {"type"}) + "=" + api::string_at(c, {"status"}));
+  EXPECT_EQ(types, (Strings{"RestartsOverdue=True", "InUse=True"}))
+      << "RestartsOverdue is the restarts reconciler's";
+  EXPECT_EQ(api::string_at((*held)["status"]["revisions"][0], {"revision"}), "canary");
+  // Refused at the store's version (409), got again, written once at the apiserver's.
+  auto patches = api->calls_of("patch");
+  ASSERT_EQ(patches.size(), 2u);
+  EXPECT_TRUE(patches[0].failed);
+  EXPECT_FALSE(patches[1].failed);
+  EXPECT_EQ(api->calls_of("get").size(), 1u);
 }
 
 InUseInput unused_input(const std::string& revision, const std::string& annotation,
