@@ -139,7 +139,7 @@ read -r passes pass_ms < <(restarts_passes)
 meshop_requests >"$work/q0"
 sleep 60
 meshop_requests >"$work/q1"
-report scale "reading=fresh synced_seconds=$synced rss_kib=$rss peak_kib=$peak restarts_passes=$passes restarts_pass_mean_ms=$pass_ms rss_after_quiet_minute_kib=$(status_kib "$pid" VmRSS) quiet_minute_get_list=$(request_delta "$work/q0" "$work/q1" GET LIST) quiet_minute_all=$(request_delta "$work/q0" "$work/q1")"
+report scale "reading=fresh synced_seconds=$synced rss_kib=$rss peak_kib=$peak restarts_passes=$passes restarts_pass_mean_ms=$pass_ms rss_after_quiet_minute_kib=$(status_kib "$pid" VmRSS) quiet_minute_get_list=$(request_delta "$work/q0" "$work/q1" get list) quiet_minute_all=$(request_delta "$work/q0" "$work/q1")"
 
 # 4. The wave (WAVE 0: none).
 [ "$wave" -gt 0 ] || exit 0
@@ -167,6 +167,7 @@ while i < len(text):
 print(n)'
 }
 meshop_requests >"$work/w0"
+meshop_reads_by_resource >"$work/r0"
 read -r passes0 sum0 < <(restarts_pass_sum)
 tw=$(date +%s)
 for ns in "${moved[@]}"; do echo "$ns"; done |
@@ -191,6 +192,8 @@ while :; do
 done
 wave_seconds=$(( $(date +%s) - tw ))
 meshop_requests >"$work/w1"
+meshop_reads_by_resource >"$work/r1"
+echo "bench: wave GET/LIST by resource: $(request_delta "$work/r0" "$work/r1")" >&2
 read -r passes1 sum1 < <(restarts_pass_sum)
 wave_passes=$((passes1 - passes0))
 wave_mean=$(python3 -c "print(round(($sum1 - $sum0) / max($wave_passes, 1) * 1000, 1))")

@@ -467,7 +467,10 @@ kube::Task<api::Result<api::Ok>> InstallReconciler::write_status(const rapidjson
 
 kube::Task<api::Result<int>> InstallReconciler::delete_owned(
     const std::string& name, const std::string& ns, const std::set<ObjectId>& keep,
-    const std::vector<std::pair<std::string, std::string>>& kinds, bool keep_shared) {
+    const std::vector<std::pair<std::string, std::string>>& kinds, bool keep_shared,
+    bool uninstalling) {
+  kube::Reader& reader =
+      uninstalling && config_.uninstall_reader ? *config_.uninstall_reader : *reader_;
   int deleted = 0;
   for (const auto& [api_version, kind] : kinds) {
     auto type = co_await resource_for(api_version, kind);
@@ -483,7 +486,7 @@ kube::Task<api::Result<int>> InstallReconciler::delete_owned(
     list_options.label_selector =
         std::string(api::kManagedSelector) + "," + owner_selector(name, ns);
     list_options.metadata_only = true;
-    auto listed = co_await reader_->list_all(*type, "", list_options);
+    auto listed = co_await reader.list_all(*type, "", list_options);
     if (!listed) {
       if (listed.error().is(kube::ErrorKind::kNotFound)) continue;
       co_return listed.error();
@@ -563,7 +566,7 @@ kube::Task<api::Result<InstallOutcome>> InstallReconciler::uninstall(Pass& pass)
   const std::vector<std::pair<std::string, std::string>> kinds(prunable_kinds().rbegin(),
                                                                prunable_kinds().rend());
   const std::set<ObjectId> keep_nothing;
-  auto deleted = co_await delete_owned(pass.name, pass.ns, keep_nothing, kinds, keep_shared);
+  auto deleted = co_await delete_owned(pass.name, pass.ns, keep_nothing, kinds, keep_shared, true);
   if (!deleted)
     co_return api::with_context("uninstalling IstioOperator " + pass.key, deleted.error());
   pass.outcome.pruned = *deleted;
@@ -986,6 +989,8 @@ void setup_install(const OperatorSetup& setup, InstallConfig config) {
     };
   }
   if (config.clock == nullptr) config.clock = &setup.manager.clock();
+  if (setup.cached_reader && !config.uninstall_reader)
+    config.uninstall_reader = kube::client_reader(setup.client);
   auto reconciler = std::make_shared<InstallReconciler>(setup.reader(), setup.writer(),
                                                         std::move(config), setup.registry);
   builder.complete([reconciler](const std::string& key) { return reconciler->reconcile(key); });

@@ -237,6 +237,11 @@ struct InstallConfig {
   // The time written into status conditions (wall_now); null: runtime::steady_clock().
   // `meshop run` passes the manager's.
   runtime::Clock* clock = nullptr;
+  // What uninstall lists the owned objects through; null: the reconciler's reader. `meshop
+  // run` reads the apiserver here while its passes read the cache: the finalizer goes only
+  // after a list of what is really left (no lagging store), and a refused list (Forbidden) is
+  // an uninstall blocked that users see.
+  std::shared_ptr<kube::Reader> uninstall_reader = nullptr;
 };
 
 struct InstallOutcome {
@@ -337,7 +342,8 @@ class InstallReconciler {
                                                            const std::string& kind);
   kube::Task<api::Result<int>> delete_owned(
       const std::string& name, const std::string& ns, const std::set<ObjectId>& keep,
-      const std::vector<std::pair<std::string, std::string>>& kinds, bool keep_shared);
+      const std::vector<std::pair<std::string, std::string>>& kinds, bool keep_shared,
+      bool uninstalling = false);
   kube::Task<api::Result<api::Ok>> write_status(const rapidjson::Value& iop,
                                                 const StatusReport& report);
   void warn(const rapidjson::Value& iop, std::string reason, std::string note);

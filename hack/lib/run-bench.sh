@@ -52,6 +52,18 @@ for line in sys.stdin:
     n[labels.get("verb", "?")] += float(line.split()[-1])
 for k, v in sorted(n.items()): print(k, int(v))'
 }
+# "VERB/RESOURCE count" for the GET and LIST requests meshop made (which reads remain).
+meshop_reads_by_resource() {
+  curl -sf "http://127.0.0.1:$hport/metrics" | python3 -c '
+import re, sys, collections
+n = collections.Counter()
+for line in sys.stdin:
+    if not line.startswith("meshop_kube_requests_total{"): continue
+    labels = dict(re.findall(r"(\w+)=\"([^\"]*)\"", line.split("}")[0]))
+    if labels.get("verb", "").lower() not in ("get", "list"): continue
+    n[labels.get("verb") + "/" + labels.get("resource", "?")] += float(line.split()[-1])
+for k, v in sorted(n.items()): print(k, int(v))'
+}
 # The requests between two meshop_requests outputs, "VERB:count,..." ("none" when none), for
 # the verbs named (all when none is), or per minute over SECONDS with --per-minute SECONDS.
 request_delta() {  # BEFORE AFTER [VERB...] [--per-minute SECONDS]

@@ -9,7 +9,9 @@
 //     --restarts, every workload, PodDisruptionBudget and Node, which the revisions and
 //     restarts passes read instead of listing (RevisionsCache, RestartsCache);
 //   - on the elected leader only (--leader-elect), the controllers of reconcilers/: install,
-//     webhooks, certificates, revisions and restarts (--restarts=false turns the last off);
+//     webhooks, certificates, revisions and restarts (--restarts=false turns the last off). The
+//     first four read through a runtime::CachedReader: what the watches above cover is answered
+//     from their stores, the rest from the apiserver (meshop_cached_reader_requests_total);
 //   - on every replica, the sidecar-injection webhook (webhook::WebhookServer) with one
 //     configuration per revision from the injector ConfigMaps, and the serving certificate
 //     from the Secret the certificates reconciler keeps (installed without dropping a request

@@ -3,8 +3,10 @@
 //
 // With it a unit test runs a reconciler's whole pass against an in-memory fake
 // (test/support/fake_api.hpp) instead of an apiserver. `meshop run` gives client_reader(), which
-// forwards to kube::Client; a reader over the shared cache (issue 13: "reconcilers observe
-// from the cache") can take its place without touching the reconcilers' decisions.
+// forwards to kube::Client; `meshop run` gives runtime::CachedReader
+// (operator/runtime/cached_reader.hpp), which answers from the shared cache's stores what a
+// watch covers (issue 13: "reconcilers observe from the cache"), without touching the
+// reconcilers' decisions.
 //
 // Every call has the meaning, arguments and Result of the kube::Client verb of the same name.
 // Thread affinity: the executor of the client behind it.

@@ -407,14 +407,17 @@ void CachedReader::wrote(const kube::ResourceType& type, const std::string& ns,
       std::weak_ptr<Pending> table = pending_;
       const Store* store = &w.store;
       auto on_object = [table, resource, store](const Object& o) {
-        if (auto t = table.lock()) t->saw(resource, store, object_key(*o), o.get());
+        // Most events find nothing pending: no key is built for them.
+        if (auto t = table.lock(); t && !t->entries.empty())
+          t->saw(resource, store, object_key(*o), o.get());
       };
       w.store.add_handlers(
           {.on_add = on_object,
            .on_update = [on_object](const Object&, const Object& o) { on_object(o); },
            .on_delete =
                [table, resource, store](const Object& o) {
-                 if (auto t = table.lock()) t->saw(resource, store, object_key(*o), nullptr);
+                 if (auto t = table.lock(); t && !t->entries.empty())
+                   t->saw(resource, store, object_key(*o), nullptr);
                }});
     }
   }
