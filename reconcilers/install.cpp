@@ -9,6 +9,7 @@
 #include "operator/log/log.hpp"
 #include "operator/manifest/installed_kinds.hpp"
 #include "operator/manifest/render.hpp"
+#include "reconcilers/conditions.hpp"
 #include "reconcilers/errors.hpp"
 #include "reconcilers/ownership.hpp"
 #include "reconcilers/setup.hpp"
@@ -64,14 +65,14 @@ std::string remove_finalizer_patch(const rapidjson::Value& iop, int index) {
          std::to_string(index) + R"("}])";
 }
 
-// Status keys this reconciler writes, as a JSON object (the value of "status").
-struct Condition {
+// The conditions this reconciler owns (Reconciled, Ready), as status_patch writes them.
+struct InstallCondition {
   std::string type, status, reason, message;
 };
 
-std::vector<Condition> conditions_for(const StatusReport& report) {
-  Condition reconciled{"Reconciled", "True", "Applied", "every rendered object was applied"};
-  Condition ready{"Ready", "False", "WorkloadsNotReady", report.message};
+std::vector<InstallCondition> conditions_for(const StatusReport& report) {
+  InstallCondition reconciled{"Reconciled", "True", "Applied", "every rendered object was applied"};
+  InstallCondition ready{"Ready", "False", "WorkloadsNotReady", report.message};
   switch (report.state) {
     case InstallState::kHealthy:
       ready = {"Ready", "True", "Healthy", "every Deployment and DaemonSet is available"};
@@ -315,7 +316,7 @@ std::string status_patch(const StatusReport& report, std::int64_t generation,
     return nullptr;
   };
   api::Value conditions(rapidjson::kArrayType);
-  for (const Condition& c : conditions_for(report)) {
+  for (const InstallCondition& c : conditions_for(report)) {
     std::string transition(now);
     if (const api::Value* p = previous(c.type); p != nullptr &&
                                                 api::string_at(*p, {"status"}) == c.status &&
@@ -378,7 +379,7 @@ InstallRefusal install_refusal(const api::IstioOperatorValidation& validation,
 struct InstallReconciler::Pass {
   std::string key, ns, name;
   // The IstioOperator as read, or as the last write of this pass returned it (the finalizer
-  // patch: its resourceVersion guards nothing after it, status patches are unguarded).
+  // patch; the status write is guarded by its resourceVersion and re-reads on a 409).
   api::Document iop;
   // Every IstioOperator's ownership facts, this one included (after list_operators()).
   std::vector<OperatorRef> refs;
@@ -451,17 +452,22 @@ void InstallReconciler::warn(const rapidjson::Value& iop, std::string reason, st
 
 kube::Task<api::Result<api::Ok>> InstallReconciler::write_status(const rapidjson::Value& iop,
                                                                  const StatusReport& report) {
-  const api::Value* current = api::find_member(iop, "status");
-  std::string body = status_patch(report, api::int_at(iop, {"metadata", "generation"}, 0), current,
-                                  api::rfc3339(clock_->wall_now()));
-  if (body.empty()) co_return api::Ok{};
-  kube::PatchOptions options;
-  options.subresource = "status";
-  const std::string ns = api::string_at(iop, {"metadata", "namespace"});
-  const std::string name = api::string_at(iop, {"metadata", "name"});
-  auto patched = co_await writer_->patch(istio_operator_resource(), ns, name,
-                                         kube::PatchType::kMerge, std::move(body), options);
-  if (!patched) co_return patched.error();
+  // The conditions list is shared with restarts and revisions (conditions.hpp): the patch
+  // carries the object's resourceVersion, and a 409 re-reads the object and merges into that,
+  // so a copy read before another reconciler's write never erases that write.
+  const std::string now = api::rfc3339(clock_->wall_now());
+  StatusPatch body = [&report, &now](const rapidjson::Value& object) -> std::optional<std::string> {
+    std::string patch = status_patch(report, api::int_at(object, {"metadata", "generation"}, 0),
+                                     api::find_member(object, "status"), now);
+    if (patch.empty()) return std::nullopt;
+    auto doc = api::parse_json(patch);
+    if (!doc.ok()) return patch;  // not reached: status_patch writes JSON
+    guard_with_resource_version(*doc, object);
+    return api::to_json(*doc);
+  };
+  auto written = co_await patch_status(*writer_, reader_.get(), istio_operator_resource(), iop,
+                                       std::move(body));
+  if (!written) co_return written.error();
   co_return api::Ok{};
 }
 

@@ -268,5 +268,88 @@ TEST_F(InstallDecisions, AnAbsentOperatorWritesNothing) {
   EXPECT_TRUE(api_->writes().empty());
 }
 
+// A reader whose next get of the copy's object answers with the copy, taken earlier (an
+// informer store behind the apiserver); everything else reads through.
+class LaggingReader : public kube::Reader {
+ public:
+  explicit LaggingReader(std::shared_ptr<FakeApi> api) : api_(std::move(api)) {}
+  void serve_next_get(const api::Document& copy) { stale_ = api::to_json(copy); }
+
+  kube::Task<kube::Result<rapidjson::Document>> get(const kube::ResourceType& type, std::string ns,
+                                                    std::string name) override {
+    if (!stale_.empty() && type.resource == istio_operator_resource().resource) {
+      auto doc = api::parse_json(stale_);
+      if (api::string_at(*doc, {"metadata", "name"}) == name) {
+        stale_.clear();
+        co_return std::move(*doc);
+      }
+    }
+    co_return co_await api_->get(type, std::move(ns), std::move(name));
+  }
+  kube::Task<kube::Result<kube::ListPage>> list_all(const kube::ResourceType& type, std::string ns,
+                                                    kube::ListOptions options) override {
+    co_return co_await api_->list_all(type, std::move(ns), std::move(options));
+  }
+  kube::Task<kube::Result<kube::ResourceType>> discover(std::string api_version,
+                                                        std::string kind) override {
+    co_return co_await api_->discover(std::move(api_version), std::move(kind));
+  }
+
+ private:
+  std::shared_ptr<FakeApi> api_;
+  std::string stale_;
+};
+
+// status.conditions is shared with the revisions and restarts reconcilers (conditions.hpp):
+// install's status write, from a copy read before another reconciler wrote its condition, must
+// not erase that condition (it did: the list went out unguarded, as read).
+TEST(InstallStatus, AConditionWrittenAfterTheReadIsNotErased) {
+  boost::asio::io_context io;
+  auto api = std::make_shared<FakeApi>();
+  api->add_type(istio_operator_resource());
+  auto reader = std::make_shared<LaggingReader>(api);
+  InstallReconciler reconciler(reader, api);
+  api->put(istio_operator_resource(), iop_json("a", "2026-01-01T00:00:00Z"));
+  auto first = test_support::run_task(io, reconciler.reconcile_once("istio-system/a"));
+  ASSERT_TRUE(first) << first.message();
+
+  // What install reads next: the object before its status was written.
+  api::Document stale;
+  stale.CopyFrom(*api->object(istio_operator_resource(), kNs, "a"), stale.GetAllocator());
+  stale.RemoveMember("status");
+  reader->serve_next_get(stale);
+  // Meanwhile the revisions reconciler writes InUse (a new resourceVersion).
+  api::Document later;
+  later.CopyFrom(*api->object(istio_operator_resource(), kNs, "a"), later.GetAllocator());
+  rapidjson::Value in_use(rapidjson::kObjectType);
+  auto& a = later.GetAllocator();
+  in_use.AddMember("type", "InUse", a);
+  in_use.AddMember("status", "True", a);
+  in_use.AddMember("reason", "WorkloadsUseRevision", a);
+  later["status"]["conditions"].PushBack(in_use, a);
+  api->put(istio_operator_resource(), api::to_json(later));
+  api->clear_calls();
+
+  auto second = test_support::run_task(io, reconciler.reconcile_once("istio-system/a"));
+  ASSERT_TRUE(second) << second.message();
+  std::vector<std::string> types;
+  for (const api::Value& c :
+       api::find(*api->object(istio_operator_resource(), kNs, "a"), "/status/conditions")
+           ->GetArray())
+    types.push_back(api::string_at(c, {"type"}));
+  EXPECT_NE(std::find(types.begin(), types.end(), "InUse"), types.end())
+      << "install erased the revisions reconciler's condition";
+  // The conditions' write from the stale copy was refused (409) and made again from the object
+  // as it is. (The RECONCILING write before the apply carries no conditions, so no guard.)
+  std::vector<FakeApi::Call> status;
+  for (const FakeApi::Call& c : api->calls_of("patch"))
+    if (c.subresource == "status" && c.body.find("\"conditions\"") != std::string::npos)
+      status.push_back(c);
+  ASSERT_FALSE(status.empty());
+  EXPECT_TRUE(status.front().failed);
+  for (std::size_t i = 1; i < status.size(); ++i)
+    EXPECT_FALSE(status[i].failed);
+}
+
 }  // namespace
 }  // namespace meshop::reconcilers
