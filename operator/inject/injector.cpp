@@ -190,35 +190,40 @@ std::vector<std::string> select_templates(const Snapshot& s, const rapidjson::Va
   return out;
 }
 
+api::Error invalid(std::string message) {
+  return api::make_error(api::ErrorKind::kInvalid, std::move(message));
+}
+
 // The shapes the pipeline relies on, which json.Unmarshal into corev1.Pod enforces upstream
 // (a pod that fails them is denied there with a decode error).
-std::optional<std::string> pod_shape_error(const rapidjson::Value& pod) {
+api::Status check_pod_shape(const rapidjson::Value& pod) {
   const rapidjson::Value* meta = api::find_member(pod, "metadata");
   if (meta != nullptr && !meta->IsNull()) {
-    if (!meta->IsObject()) return "metadata: expected an object";
+    if (!meta->IsObject()) return invalid("metadata: expected an object");
     for (std::string_view map : {"labels", "annotations"}) {
       const rapidjson::Value* m = api::find_member(*meta, map);
       if (m == nullptr || m->IsNull()) continue;
-      if (!m->IsObject()) return "metadata." + std::string(map) + ": expected an object";
+      if (!m->IsObject()) return invalid("metadata." + std::string(map) + ": expected an object");
       for (const auto& e : m->GetObject())
         if (!e.value.IsString() && !e.value.IsNull())
-          return "metadata." + std::string(map) + "." + std::string(api::string_view_of(e.name)) +
-                 ": expected a string";
+          return invalid("metadata." + std::string(map) + "." +
+                         std::string(api::string_view_of(e.name)) + ": expected a string");
     }
   }
   const rapidjson::Value* spec = api::find_member(pod, "spec");
   if (spec != nullptr && !spec->IsNull()) {
-    if (!spec->IsObject()) return "spec: expected an object";
+    if (!spec->IsObject()) return invalid("spec: expected an object");
     for (std::string_view list : {"containers", "initContainers"}) {
       const rapidjson::Value* l = api::find_member(*spec, list);
       if (l == nullptr || l->IsNull()) continue;
-      if (!l->IsArray()) return "spec." + std::string(list) + ": expected a list";
+      if (!l->IsArray()) return invalid("spec." + std::string(list) + ": expected a list");
       for (rapidjson::SizeType i = 0; i < l->Size(); ++i)
         if (!(*l)[i].IsObject())
-          return "spec." + std::string(list) + "[" + std::to_string(i) + "]: expected an object";
+          return invalid("spec." + std::string(list) + "[" + std::to_string(i) +
+                         "]: expected an object");
     }
   }
-  return std::nullopt;
+  return api::ok_status();
 }
 
 }  // namespace
@@ -226,7 +231,8 @@ std::optional<std::string> pod_shape_error(const rapidjson::Value& pod) {
 InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   if (request.pod == nullptr || !request.pod->IsObject())
     return failed({}, "invalid_pod", "pod: expected a Pod object");
-  if (auto bad = pod_shape_error(*request.pod)) return failed({}, "invalid_pod", "pod: " + *bad);
+  if (auto st = check_pod_shape(*request.pod); !st)
+    return failed({}, "invalid_pod", "pod: " + st.message());
 
   // The pod as upstream sees it after decoding: managedFields dropped and the namespace
   // filled in from the request. The patch is computed against this form.

@@ -52,9 +52,10 @@ std::string sanitize_label_name(std::string_view s);
 std::string parse_prefix_error(std::string_view s);
 // resource.ParseQuantity's error text, or "" when `s` is a valid quantity.
 std::string parse_quantity_error(std::string_view s);
-// The check upstream runs for annotation `name`: nullopt when the annotation is not checked,
-// "" when valid, else the reason (`includeIPRanges invalid: failed parsing cidr ...`).
-std::optional<std::string> check_annotation(std::string_view name, std::string_view value);
+// The check upstream runs for annotation `name`: ok when the annotation is valid or not
+// checked, else an invalid-input error whose message is the reason (`includeIPRanges invalid:
+// failed parsing cidr ...`).
+api::Status check_annotation(std::string_view name, std::string_view value);
 
 // --- pod access -----------------------------------------------------------------------------
 

@@ -434,7 +434,15 @@ std::string parse_quantity_error(std::string_view str) {
   return {};
 }
 
-std::optional<std::string> check_annotation(std::string_view name, std::string_view value) {
+namespace {
+
+// check_annotation's verdict from a reason: "" is valid.
+api::Status reason_status(std::string reason) {
+  if (reason.empty()) return api::ok_status();
+  return api::make_error(api::ErrorKind::kInvalid, std::move(reason));
+}
+
+std::string check_annotation_reason(std::string_view name, std::string_view value) {
   if (name == "sidecar.istio.io/interceptionMode") return validate_interception_mode(value);
   if (name == "status.sidecar.istio.io/port") {
     auto e = parse_port_error(value);
@@ -487,7 +495,13 @@ std::optional<std::string> check_annotation(std::string_view name, std::string_v
       name == "sidecar.istio.io/proxyCPULimit" || name == "sidecar.istio.io/proxyMemoryLimit") {
     return validate_resource_quantity(value);
   }
-  return std::nullopt;
+  return std::string();
+}
+
+}  // namespace
+
+api::Status check_annotation(std::string_view name, std::string_view value) {
+  return reason_status(check_annotation_reason(name, value));
 }
 
 }  // namespace postprocess
@@ -502,10 +516,9 @@ api::Status validate_annotations(const rapidjson::Value& pod) {
   }
   std::vector<std::string> errors;
   for (const auto& [name, value] : values) {
-    auto reason = postprocess::check_annotation(name, value);
-    if (reason && !reason->empty()) {
+    if (auto st = postprocess::check_annotation(name, value); !st) {
       errors.push_back("invalid value '" + std::string(value) + "' for annotation '" +
-                       std::string(name) + "': " + *reason);
+                       std::string(name) + "': " + st.message());
     }
   }
   if (errors.empty()) return api::ok_status();
