@@ -45,6 +45,8 @@ std::string_view go_trim_space(std::string_view s);
 // github.com/prometheus/prometheus/util/strutil.SanitizeLabelName: every rune outside
 // [a-zA-Z0-9_] becomes '_' (an invalid UTF-8 byte counts as one rune).
 std::string sanitize_label_name(std::string_view s);
+// sanitize_label_name(s) == name, without building the sanitized name.
+bool sanitized_label_is(std::string_view s, std::string_view name);
 
 // --- validate.go ----------------------------------------------------------------------------
 
