@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "api/json_copy.hpp"
+
 namespace meshop::api {
 namespace {
 
@@ -170,9 +172,12 @@ void apply_one(Document& doc, const Value& op, std::size_t index) {
 
 // ---- diff ----
 
+// Emits the operations into a patch document, or, with a text, writes them as
+// to_json(patch) would (same member order, same escaping) without building the document.
 class Differ {
  public:
-  explicit Differ(Document& patch) : patch_(patch), alloc_(patch.GetAllocator()) {}
+  explicit Differ(Document& patch) : patch_(&patch), alloc_(&patch.GetAllocator()) {}
+  explicit Differ(std::string& text) : text_(&text) {}
 
   void diff(const Value& a, const Value& b, const std::string& path) {
     if (a.IsObject() && b.IsObject()) return diff_objects(a, b, path);
@@ -182,11 +187,24 @@ class Differ {
 
  private:
   void emit(const char* op, const std::string& path, const Value* value) {
+    if (text_ != nullptr) {
+      std::string& out = *text_;
+      out += out.size() == 1 ? "{\"op\":" : ",{\"op\":";
+      append_json_string(out, op);
+      out += ",\"path\":";
+      append_json_string(out, path);
+      if (value != nullptr) {
+        out += ",\"value\":";
+        append_json(out, *value);
+      }
+      out.push_back('}');
+      return;
+    }
     Value o(rapidjson::kObjectType);
-    o.AddMember("op", Value(rapidjson::StringRef(op)), alloc_);
-    o.AddMember("path", make_string(path, alloc_), alloc_);
-    if (value != nullptr) o.AddMember("value", Value(*value, alloc_), alloc_);
-    patch_.PushBack(o, alloc_);
+    o.AddMember("op", Value(rapidjson::StringRef(op)), *alloc_);
+    o.AddMember("path", make_string(path, *alloc_), *alloc_);
+    if (value != nullptr) o.AddMember("value", copied_json(*value, *alloc_), *alloc_);
+    patch_->PushBack(o, *alloc_);
   }
 
   void diff_objects(const Value& a, const Value& b, const std::string& path) {
@@ -311,8 +329,9 @@ class Differ {
     flush(an, bn);
   }
 
-  Document& patch_;
-  Allocator& alloc_;
+  Document* patch_ = nullptr;
+  Allocator* alloc_ = nullptr;
+  std::string* text_ = nullptr;  // "[" and the operations written so far
 };
 
 }  // namespace
@@ -335,6 +354,13 @@ Document create_json_patch(const Value& from, const Value& to) {
   Document patch(rapidjson::kArrayType);
   Differ(patch).diff(from, to, "");
   return patch;
+}
+
+std::string create_json_patch_text(const Value& from, const Value& to) {
+  std::string text = "[";
+  Differ(text).diff(from, to, "");
+  text.push_back(']');
+  return text;
 }
 
 void apply_merge_patch(Value& target, const Value& patch, Allocator& allocator) {

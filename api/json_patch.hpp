@@ -26,6 +26,9 @@ Status apply_json_patch(Document& target, const Value& patch);
 
 // The patch as a JSON array owned by the returned document.
 Document create_json_patch(const Value& from, const Value& to);
+// The same patch as JSON text, byte for byte to_json(create_json_patch(from, to)), written
+// directly (no document of copied values in between).
+std::string create_json_patch_text(const Value& from, const Value& to);
 
 // RFC 7386: members of an object patch are merged recursively into the target, null deletes a
 // member, and a non-object patch replaces the target.

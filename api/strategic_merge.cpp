@@ -8,6 +8,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "api/json_copy.hpp"
+
 namespace meshop::api {
 namespace {
 
@@ -130,7 +132,7 @@ class Merger {
         original.SetObject();
         for (const auto& m : patch.GetObject()) {
           if (string_view_of(m.name) == kDirective) continue;
-          original.AddMember(Value(m.name, alloc_), Value(m.value, alloc_), alloc_);
+          original.AddMember(Value(m.name, alloc_), copied_json(m.value, alloc_), alloc_);
         }
         return;
       }
@@ -182,7 +184,7 @@ class Merger {
       }
       return true;
     }
-    dst.CopyFrom(src, alloc_);
+    copy_json(dst, src, alloc_);
     return true;
   }
 
@@ -227,10 +229,10 @@ class Merger {
         merge_slice(*orig, patch_value, sub, field != nullptr ? field->merge_key : "",
                     is_delete_list, here);
       } else {
-        orig->CopyFrom(patch_value, alloc_);  // Kubernetes takes a non-merge list as is
+        copy_json(*orig, patch_value, alloc_);  // Kubernetes takes a non-merge list as is
       }
     } else {
-      orig->CopyFrom(patch_value, alloc_);
+      copy_json(*orig, patch_value, alloc_);
     }
   }
 
@@ -439,7 +441,7 @@ class Merger {
     if (replace) {
       original.SetArray();
       for (const Value* p : plain)
-        original.PushBack(Value(*p, alloc_), alloc_);
+        original.PushBack(copied_json(*p, alloc_), alloc_);
       plain.clear();
     }
 
@@ -462,7 +464,7 @@ class Merger {
         merge_map(original[static_cast<rapidjson::SizeType>(*match)], *p, elem_schema,
                   path + "[" + std::string(merge_key) + "=" + key_text(*kv) + "]");
       } else {
-        original.PushBack(Value(*p, alloc_), alloc_);
+        original.PushBack(copied_json(*p, alloc_), alloc_);
         by_key.add(original.Size() - 1, key_at(original.Size() - 1));
         ++appended;
       }
@@ -538,7 +540,7 @@ class Merger {
       if (patch_list != nullptr) check_set_order(*patch_list, m.value, merge_key, here);
       if (orig == nullptr && patch_list == nullptr) continue;
       Document server_copy(rapidjson::kArrayType);
-      if (orig != nullptr) server_copy.CopyFrom(*orig, server_copy.GetAllocator());
+      if (orig != nullptr) copy_json(server_copy, *orig, server_copy.GetAllocator());
       if (orig == nullptr) {
         Value v;
         clean_copy(*patch_list, v, false);
@@ -548,7 +550,7 @@ class Merger {
         if (field != nullptr && field->merge_list) {
           merge_slice(*orig, *patch_list, field->type, merge_key, false, here);
         } else {
-          orig->CopyFrom(*patch_list, alloc_);
+          copy_json(*orig, *patch_list, alloc_);
         }
       }
       if (patch_list != nullptr) consumed.insert(list_key);
@@ -577,13 +579,21 @@ Status apply_strategic_merge_patch(Document& target, const Value& patch,
   if (!patch.IsObject()) return Error{"strategic merge patch must be a JSON object"};
   if (!target.IsObject()) return Error{"strategic merge patch target must be a JSON object"};
   Document work;
-  work.CopyFrom(target, work.GetAllocator());
+  copy_json(work, target, work.GetAllocator());
+  if (auto st = apply_strategic_merge_patch_in_place(work, patch, schema); !st) return st;
+  target.Swap(work);
+  return ok_status();
+}
+
+Status apply_strategic_merge_patch_in_place(Document& target, const Value& patch,
+                                            const PatchSchemaType& schema) {
+  if (!patch.IsObject()) return Error{"strategic merge patch must be a JSON object"};
+  if (!target.IsObject()) return Error{"strategic merge patch target must be a JSON object"};
   try {
-    Merger(work.GetAllocator()).merge_map(work, patch, &schema, "");
+    Merger(target.GetAllocator()).merge_map(target, patch, &schema, "");
   } catch (const MergeFailure& f) {
     return Error{"strategic merge patch: " + f.message};
   }
-  target.Swap(work);
   return ok_status();
 }
 

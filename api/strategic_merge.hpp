@@ -64,6 +64,10 @@ const PatchSchemaType& pod_patch_schema();
 // Merges `patch` (a JSON object) into `target` (a JSON object) with `schema`.
 Status apply_strategic_merge_patch(Document& target, const Value& patch,
                                    const PatchSchemaType& schema);
+// The same merge without the copy that makes it atomic: on error `target` is left partly merged
+// (and must be discarded). For callers that drop the target on error anyway (the injector).
+Status apply_strategic_merge_patch_in_place(Document& target, const Value& patch,
+                                            const PatchSchemaType& schema);
 
 // Merge-key (or list-scalar) equality tests made while merging and ordering lists, on this
 // thread, since it started. For tests: lists are matched through a hash index, so merging two

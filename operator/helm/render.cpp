@@ -189,9 +189,9 @@ api::Result<Rendered> render(const Chart& chart, const Value& overrides,
   fm.add("tpl", {{kStr, kAny}}, [b](Args a) -> Result<Value> {
     TemplateGroup clone = *b->group;
     std::string text(a[0].as_string());
-    if (auto err = clone.add("gotpl", text))
+    if (auto st = clone.add("gotpl", text); !st)
       return template_engine::fail("cannot parse template " + template_engine::go_quote(text) +
-                                   ": " + *err);
+                                   ": " + st.message());
     if (!clone.has_template("gotpl")) return Value::string("");
     if (b->depth > kMaxIncludeDepth)
       return template_engine::fail(
@@ -220,7 +220,7 @@ api::Result<Rendered> render(const Chart& chart, const Value& overrides,
   b->group = &group;
   std::vector<std::string> keys = parse_order(tpls);
   for (const std::string& k : keys)
-    if (auto err = group.add(k, tpls[k].text)) return api::Error{parse_error(k, *err)};
+    if (auto st = group.add(k, tpls[k].text); !st) return api::Error{parse_error(k, st.message())};
 
   Rendered out;
   for (const std::string& k : keys) {

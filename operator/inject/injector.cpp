@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "api/json_copy.hpp"
 #include "api/json_patch.hpp"
 #include "api/strategic_merge.hpp"
 #include "api/yaml.hpp"
@@ -163,6 +164,22 @@ api::Result<std::shared_ptr<const api::Value>> render(const Snapshot& s, const t
   return std::shared_ptr<const api::Value>(empty, empty.get());
 }
 
+// A strategic merge patch that, merged into an empty object, gives itself: no member is null
+// (the merge drops those) and no key starts with '$' (directives). Checked at any depth.
+bool merges_into_empty_as_itself(const rapidjson::Value& v) {
+  if (v.IsObject()) {
+    for (const auto& m : v.GetObject()) {
+      if (m.value.IsNull()) return false;
+      if (m.name.GetStringLength() != 0 && m.name.GetString()[0] == '$') return false;
+      if (!merges_into_empty_as_itself(m.value)) return false;
+    }
+  } else if (v.IsArray()) {
+    for (const auto& e : v.GetArray())
+      if (!merges_into_empty_as_itself(e)) return false;
+  }
+  return true;
+}
+
 std::vector<std::string> select_templates(const Snapshot& s, const rapidjson::Value& pod) {
   std::vector<std::string> names;
   if (const rapidjson::Value* a = annotation(pod, "inject.istio.io/templates")) {
@@ -190,35 +207,40 @@ std::vector<std::string> select_templates(const Snapshot& s, const rapidjson::Va
   return out;
 }
 
+api::Error invalid(std::string message) {
+  return api::make_error(api::ErrorKind::kInvalid, std::move(message));
+}
+
 // The shapes the pipeline relies on, which json.Unmarshal into corev1.Pod enforces upstream
 // (a pod that fails them is denied there with a decode error).
-std::optional<std::string> pod_shape_error(const rapidjson::Value& pod) {
+api::Status check_pod_shape(const rapidjson::Value& pod) {
   const rapidjson::Value* meta = api::find_member(pod, "metadata");
   if (meta != nullptr && !meta->IsNull()) {
-    if (!meta->IsObject()) return "metadata: expected an object";
+    if (!meta->IsObject()) return invalid("metadata: expected an object");
     for (std::string_view map : {"labels", "annotations"}) {
       const rapidjson::Value* m = api::find_member(*meta, map);
       if (m == nullptr || m->IsNull()) continue;
-      if (!m->IsObject()) return "metadata." + std::string(map) + ": expected an object";
+      if (!m->IsObject()) return invalid("metadata." + std::string(map) + ": expected an object");
       for (const auto& e : m->GetObject())
         if (!e.value.IsString() && !e.value.IsNull())
-          return "metadata." + std::string(map) + "." + std::string(api::string_view_of(e.name)) +
-                 ": expected a string";
+          return invalid("metadata." + std::string(map) + "." +
+                         std::string(api::string_view_of(e.name)) + ": expected a string");
     }
   }
   const rapidjson::Value* spec = api::find_member(pod, "spec");
   if (spec != nullptr && !spec->IsNull()) {
-    if (!spec->IsObject()) return "spec: expected an object";
+    if (!spec->IsObject()) return invalid("spec: expected an object");
     for (std::string_view list : {"containers", "initContainers"}) {
       const rapidjson::Value* l = api::find_member(*spec, list);
       if (l == nullptr || l->IsNull()) continue;
-      if (!l->IsArray()) return "spec." + std::string(list) + ": expected a list";
+      if (!l->IsArray()) return invalid("spec." + std::string(list) + ": expected a list");
       for (rapidjson::SizeType i = 0; i < l->Size(); ++i)
         if (!(*l)[i].IsObject())
-          return "spec." + std::string(list) + "[" + std::to_string(i) + "]: expected an object";
+          return invalid("spec." + std::string(list) + "[" + std::to_string(i) +
+                         "]: expected an object");
     }
   }
-  return std::nullopt;
+  return api::ok_status();
 }
 
 }  // namespace
@@ -226,12 +248,13 @@ std::optional<std::string> pod_shape_error(const rapidjson::Value& pod) {
 InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   if (request.pod == nullptr || !request.pod->IsObject())
     return failed({}, "invalid_pod", "pod: expected a Pod object");
-  if (auto bad = pod_shape_error(*request.pod)) return failed({}, "invalid_pod", "pod: " + *bad);
+  if (auto st = check_pod_shape(*request.pod); !st)
+    return failed({}, "invalid_pod", "pod: " + st.message());
 
   // The pod as upstream sees it after decoding: managedFields dropped and the namespace
   // filled in from the request. The patch is computed against this form.
   api::Document original;
-  original.CopyFrom(*request.pod, original.GetAllocator());
+  api::copy_json(original, *request.pod, original.GetAllocator());
   bool created_metadata = false;  // the pod as sent has no metadata at all
   if (rapidjson::Value* meta = api::find_member(original, "metadata")) {
     if (meta->IsObject()) {
@@ -308,7 +331,7 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
 
   // The stripped pod is what templates see; struct views read it in place.
   auto stripped = std::make_shared<api::Document>();
-  stripped->CopyFrom(original, stripped->GetAllocator());
+  api::copy_json(*stripped, original, stripped->GetAllocator());
   strip_pod(*stripped, snapshot.mesh_status_port);
   if (auto st = reinsert_overrides(*stripped); !st)
     return failed(decision, "invalid_annotation",
@@ -359,13 +382,18 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
           {"CompliancePolicy", "", str(snapshot.compliance_policy)},
       });
 
-  // Render each template and merge it into the original pod and into a template-only pod.
+  // Render each template and merge it into the original pod and into a template-only pod
+  // (in place: on an error both are dropped).
   api::Document merged;
-  merged.CopyFrom(original, merged.GetAllocator());
+  api::copy_json(merged, original, merged.GetAllocator());
   api::Document template_pod;
   template_pod.SetObject();
+  // With one template whose rendering the merge takes as it is, the template-only pod is that
+  // rendering itself (shared with the render cache), not a copy of it.
+  std::shared_ptr<const api::Value> template_only;
   const std::string pod_ns = api::string_at(original, {"metadata", "namespace"});
-  for (const std::string& name : select_templates(snapshot, original)) {
+  const std::vector<std::string> names = select_templates(snapshot, original);
+  for (const std::string& name : names) {
     auto it = snapshot.templates.find(name);
     if (it == snapshot.templates.end()) {
       std::string have;
@@ -379,11 +407,16 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
     if (!patch)
       return failed(decision, "template_render",
                     "failed to run injection template: " + patch.message());
-    if (auto st = api::apply_strategic_merge_patch(template_pod, **patch, api::pod_patch_schema());
-        !st)
+    if (names.size() == 1 && merges_into_empty_as_itself(**patch)) {
+      template_only = *patch;
+    } else if (auto st = api::apply_strategic_merge_patch_in_place(template_pod, **patch,
+                                                                   api::pod_patch_schema());
+               !st) {
       return failed(
           decision, "merge",
           "failed to run injection template: failed applying injection overlay: " + st.message());
+    }
+    const rapidjson::Value& template_view = template_only ? *template_only : template_pod;
     // The annotation (read on the pod merged so far, as upstream) beats the cluster setting.
     bool native = snapshot.native_sidecars;
     if (const rapidjson::Value* a = annotation(merged, "sidecar.istio.io/nativeSidecar")) {
@@ -391,17 +424,20 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
       if (api::string_view_of(*a) == "false") native = false;
     }
     if (native &&
-        find_container(container_list(template_pod, "initContainers"), kProxyContainerName) &&
+        find_container(container_list(template_view, "initContainers"), kProxyContainerName) &&
         find_container(container_list(merged, "containers"), kProxyContainerName))
       move_container(merged, "containers", "initContainers", kProxyContainerName);
-    if (auto st = api::apply_strategic_merge_patch(merged, **patch, api::pod_patch_schema()); !st)
+    if (auto st =
+            api::apply_strategic_merge_patch_in_place(merged, **patch, api::pod_patch_schema());
+        !st)
       return failed(decision, "merge",
                     "failed to run injection template: failed parsing generated injected YAML "
                     "(check Istio sidecar injector configuration): " +
                         st.message());
   }
 
-  if (auto st = reapply_overwritten_containers(merged, original, template_pod, **proxy); !st)
+  const rapidjson::Value& template_view = template_only ? *template_only : template_pod;
+  if (auto st = reapply_overwritten_containers(merged, original, template_view, **proxy); !st)
     return failed(decision, "merge", "failed to re apply container: " + st.message());
 
   // postProcessPod, in upstream's order.
@@ -415,7 +451,7 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
     return failed(decision, "probe_rewrite", "failed to process pod: " + st.message());
   if (auto it = proxy_envs.find("ISTIO_META_NETWORK"); it != proxy_envs.end())
     set_label(merged, "topology.istio.io/network", it->second);
-  set_annotation(merged, kStatusAnnotation, injection_status(template_pod, snapshot.revision));
+  set_annotation(merged, kStatusAnnotation, injection_status(template_view, snapshot.revision));
   for (const auto& [k, v] : snapshot.injected_annotations)
     set_annotation(merged, k, v);
   if (snapshot.stamp_fingerprint)
@@ -441,19 +477,14 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   InjectResult result;
   result.outcome = Outcome::kInjected;
   result.decision = decision;
-  api::Document patch = api::create_json_patch(original, merged);
-  if (created_metadata && patch.IsArray()) {
+  result.patch = api::create_json_patch_text(original, merged);
+  if (created_metadata) {
     // Only a client other than the apiserver sends a pod without metadata; the patch still
-    // has to apply to what it sent.
-    rapidjson::Value op(rapidjson::kObjectType);
-    op.AddMember("op", "add", patch.GetAllocator());
-    op.AddMember("path", "/metadata", patch.GetAllocator());
-    op.AddMember("value", rapidjson::Value(rapidjson::kObjectType), patch.GetAllocator());
-    patch.PushBack(op, patch.GetAllocator());
-    for (rapidjson::SizeType i = patch.Size() - 1; i > 0; --i)
-      patch[i].Swap(patch[i - 1]);
+    // has to apply to what it sent: an op adding it comes first.
+    constexpr std::string_view kAddMetadata = R"({"op":"add","path":"/metadata","value":{}})";
+    result.patch.insert(
+        1, result.patch.size() > 2 ? std::string(kAddMetadata) + "," : std::string(kAddMetadata));
   }
-  result.patch = api::to_json(patch);
   result.pod = std::move(merged);
   return result;
 }

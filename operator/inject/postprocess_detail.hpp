@@ -45,6 +45,8 @@ std::string_view go_trim_space(std::string_view s);
 // github.com/prometheus/prometheus/util/strutil.SanitizeLabelName: every rune outside
 // [a-zA-Z0-9_] becomes '_' (an invalid UTF-8 byte counts as one rune).
 std::string sanitize_label_name(std::string_view s);
+// sanitize_label_name(s) == name, without building the sanitized name.
+bool sanitized_label_is(std::string_view s, std::string_view name);
 
 // --- validate.go ----------------------------------------------------------------------------
 
@@ -52,9 +54,10 @@ std::string sanitize_label_name(std::string_view s);
 std::string parse_prefix_error(std::string_view s);
 // resource.ParseQuantity's error text, or "" when `s` is a valid quantity.
 std::string parse_quantity_error(std::string_view s);
-// The check upstream runs for annotation `name`: nullopt when the annotation is not checked,
-// "" when valid, else the reason (`includeIPRanges invalid: failed parsing cidr ...`).
-std::optional<std::string> check_annotation(std::string_view name, std::string_view value);
+// The check upstream runs for annotation `name`: ok when the annotation is valid or not
+// checked, else an invalid-input error whose message is the reason (`includeIPRanges invalid:
+// failed parsing cidr ...`).
+api::Status check_annotation(std::string_view name, std::string_view value);
 
 // --- pod access -----------------------------------------------------------------------------
 

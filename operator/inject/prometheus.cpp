@@ -44,7 +44,7 @@ void warn(std::vector<std::string>* warnings, std::string message) {
 // getPrometheusScrape: the first spelling that parses as a bool decides; default true.
 bool prometheus_scrape(const rapidjson::Value& pod) {
   for (const auto& [key, value] : sorted_annotations(pod)) {
-    if (sanitize_label_name(key) != kScrape) continue;
+    if (!sanitized_label_is(key, kScrape)) continue;
     if (auto b = go_parse_bool(value)) return *b;
   }
   return true;
@@ -52,7 +52,7 @@ bool prometheus_scrape(const rapidjson::Value& pod) {
 
 std::optional<std::string> prometheus_port(const rapidjson::Value& pod) {
   for (const auto& [key, value] : sorted_annotations(pod)) {
-    if (sanitize_label_name(key) == kPort) return std::string(value);
+    if (sanitized_label_is(key, kPort)) return std::string(value);
   }
   return std::nullopt;
 }
@@ -230,7 +230,7 @@ api::Status merge_prometheus(rapidjson::Document& pod, const MeshConfig& mesh, i
 void annotate_secure_port(rapidjson::Document& pod) {
   using namespace postprocess;
   for (const auto& [key, value] : sorted_annotations(pod)) {
-    if (sanitize_label_name(key) == kSecurePort) return;
+    if (sanitized_label_is(key, kSecurePort)) return;
   }
   rapidjson::Value* sidecar = find_sidecar(pod);
   if (sidecar == nullptr) return;

@@ -290,18 +290,37 @@ GoAtoi go_atoi(std::string_view s) {
   return {static_cast<std::int64_t>(*u), true};
 }
 
+namespace {
+
+// SanitizeLabelName one rune at a time: the character the rune at `i` becomes, and its width.
+// ASCII (every byte below 0x80 is a rune of its own) needs no decoding.
+char sanitized_rune(std::string_view s, std::size_t i, std::size_t& width) {
+  auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) {
+    width = 1;
+    bool keep =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    return keep ? static_cast<char>(c) : '_';
+  }
+  width = static_cast<std::size_t>(decode_rune(s, i).width);
+  return '_';
+}
+
+}  // namespace
+
 std::string sanitize_label_name(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    Rune r = decode_rune(s, i);
-    char32_t c = r.r;
-    bool keep = r.width == 1 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                                 (c >= '0' && c <= '9') || c == '_');
-    out += keep ? static_cast<char>(c) : '_';
-    i += static_cast<std::size_t>(r.width);
-  }
+  for (std::size_t i = 0, w = 0; i < s.size(); i += w)
+    out.push_back(sanitized_rune(s, i, w));
   return out;
+}
+
+bool sanitized_label_is(std::string_view s, std::string_view name) {
+  std::size_t j = 0;
+  for (std::size_t i = 0, w = 0; i < s.size(); i += w, ++j)
+    if (j == name.size() || sanitized_rune(s, i, w) != name[j]) return false;
+  return j == name.size();
 }
 
 std::string parse_prefix_error(std::string_view s) {
@@ -434,7 +453,15 @@ std::string parse_quantity_error(std::string_view str) {
   return {};
 }
 
-std::optional<std::string> check_annotation(std::string_view name, std::string_view value) {
+namespace {
+
+// check_annotation's verdict from a reason: "" is valid.
+api::Status reason_status(std::string reason) {
+  if (reason.empty()) return api::ok_status();
+  return api::make_error(api::ErrorKind::kInvalid, std::move(reason));
+}
+
+std::string check_annotation_reason(std::string_view name, std::string_view value) {
   if (name == "sidecar.istio.io/interceptionMode") return validate_interception_mode(value);
   if (name == "status.sidecar.istio.io/port") {
     auto e = parse_port_error(value);
@@ -487,7 +514,13 @@ std::optional<std::string> check_annotation(std::string_view name, std::string_v
       name == "sidecar.istio.io/proxyCPULimit" || name == "sidecar.istio.io/proxyMemoryLimit") {
     return validate_resource_quantity(value);
   }
-  return std::nullopt;
+  return std::string();
+}
+
+}  // namespace
+
+api::Status check_annotation(std::string_view name, std::string_view value) {
+  return reason_status(check_annotation_reason(name, value));
 }
 
 }  // namespace postprocess
@@ -502,10 +535,9 @@ api::Status validate_annotations(const rapidjson::Value& pod) {
   }
   std::vector<std::string> errors;
   for (const auto& [name, value] : values) {
-    auto reason = postprocess::check_annotation(name, value);
-    if (reason && !reason->empty()) {
+    if (auto st = postprocess::check_annotation(name, value); !st) {
       errors.push_back("invalid value '" + std::string(value) + "' for annotation '" +
-                       std::string(name) + "': " + *reason);
+                       std::string(name) + "': " + st.message());
     }
   }
   if (errors.empty()) return api::ok_status();

@@ -858,24 +858,24 @@ class State {
 
 }  // namespace
 
-std::optional<std::string> execute_set(const std::shared_ptr<const TemplateSet>& set,
-                                       std::string_view tmpl, const Value& data, std::string& out,
-                                       const ExecOptions& options, const TreeIndex* index) {
+api::Status execute_set(const std::shared_ptr<const TemplateSet>& set, std::string_view tmpl,
+                        const Value& data, std::string& out, const ExecOptions& options,
+                        const TreeIndex* index) {
   auto it = set->trees.find(tmpl);
   if (it == set->trees.end()) {
     if (tmpl == set->name)
-      return "template: " + std::string(tmpl) + ": " + go_quote(tmpl) +
-             " is an incomplete or empty template";
-    return "template: no template " + go_quote(tmpl) + " associated with template " +
-           go_quote(set->name);
+      return api::Error{"template: " + std::string(tmpl) + ": " + go_quote(tmpl) +
+                        " is an incomplete or empty template"};
+    return api::Error{"template: no template " + go_quote(tmpl) + " associated with template " +
+                      go_quote(set->name)};
   }
   State s(set, index, out, options);
   try {
     s.run(it->first, it->second, data);
   } catch (const ExecError& e) {
-    return e.message;
+    return api::Error{e.message};
   }
-  return std::nullopt;
+  return api::ok_status();
 }
 
 }  // namespace meshop::template_engine::detail

@@ -237,28 +237,32 @@ const std::regex& version_regex() {
 
 // semver's validatePrerelease: dot-separated identifiers of [0-9A-Za-z-]; a numeric one
 // has no leading zero. Empty identifiers pass, as in semver.
-std::optional<std::string> prerelease_error(std::string_view pre) {
+api::Error invalid_version(std::string message) {
+  return api::make_error(api::ErrorKind::kInvalid, std::move(message));
+}
+
+api::Status prerelease_error(std::string_view pre) {
   std::size_t start = 0;
   while (start <= pre.size()) {
     std::size_t end = pre.find('.', start);
     if (end == std::string_view::npos) end = pre.size();
     std::string_view id = pre.substr(start, end - start);
     if (id.find_first_not_of("0123456789") == std::string_view::npos) {
-      if (id.size() > 1 && id[0] == '0') return "Version segment starts with 0";
+      if (id.size() > 1 && id[0] == '0') return invalid_version("Version segment starts with 0");
     } else if (id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-"
                                     "0123456789") != std::string_view::npos) {
-      return "Invalid Prerelease string";
+      return invalid_version("Invalid Prerelease string");
     }
     start = end + 1;
   }
-  return std::nullopt;
+  return api::ok_status();
 }
 
-std::optional<std::string> metadata_error(std::string_view md) {
+api::Status metadata_error(std::string_view md) {
   for (char c : md)
     if (c != '.' && c != '-' && !std::isalnum(static_cast<unsigned char>(c)))
-      return "Invalid Metadata string";
-  return std::nullopt;
+      return invalid_version("Invalid Metadata string");
+  return api::ok_status();
 }
 
 // semver.NewVersion: the loose form (optional "v", minor and patch), Go's error texts.
@@ -266,22 +270,22 @@ Result<Version> parse_version(std::string_view s) {
   std::cmatch m;
   if (!std::regex_match(s.data(), s.data() + s.size(), m, version_regex()))
     return fail("Invalid Semantic Version");
-  auto num = [&](int g, std::uint64_t& out) -> std::optional<std::string> {
-    if (!m[g].matched) return std::nullopt;
+  auto num = [&](int g, std::uint64_t& out) -> api::Status {
+    if (!m[g].matched) return api::ok_status();
     std::string t = m[g].str();
     if (!t.empty() && t[0] == '.') t.erase(0, 1);
     auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
-    if (ec == std::errc() && p == t.data() + t.size()) return std::nullopt;
-    return "Error parsing version segment: strconv.ParseUint: parsing " + go_quote(t) +
-           ": value out of range";
+    if (ec == std::errc() && p == t.data() + t.size()) return api::ok_status();
+    return invalid_version("Error parsing version segment: strconv.ParseUint: parsing " +
+                           go_quote(t) + ": value out of range");
   };
   Version v;
   v.original = std::string(s);
   for (auto [g, out] : {std::pair{1, &v.major}, std::pair{2, &v.minor}, std::pair{3, &v.patch}})
-    if (auto e = num(g, *out)) return fail(*e);
+    if (auto e = num(g, *out); !e) return fail(std::move(e).error());
   if (m[5].matched) {
     v.pre = m[5].str();
-    if (auto e = prerelease_error(v.pre)) return fail(*e);
+    if (auto e = prerelease_error(v.pre); !e) return fail(std::move(e).error());
   }
   if (m[8].matched) v.metadata = m[8].str();
   return v;
@@ -566,7 +570,7 @@ class SemverObject final : public Object {
         std::string_view x = a[0].as_string();
         if (!x.empty()) {
           auto e = pre ? prerelease_error(x) : metadata_error(x);
-          if (e) return fail(*e);
+          if (!e) return fail(std::move(e).error());
         }
         Version n = v;
         (pre ? n.pre : n.metadata) = std::string(x);

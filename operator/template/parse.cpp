@@ -863,14 +863,15 @@ FloatParse parse_float_status(std::string_view s, double& out) {
 }
 
 // strconv's error for a failed ParseFloat/Atoi: `strconv.ParseFloat: parsing "x": invalid syntax`.
-std::string strconv_error(std::string_view func, std::string_view num, bool range) {
-  return "strconv." + std::string(func) + ": parsing " + go_quote(num) + ": " +
-         (range ? "value out of range" : "invalid syntax");
+api::Error strconv_error(std::string_view func, std::string_view num, bool range) {
+  return api::make_error(api::ErrorKind::kInvalid,
+                         "strconv." + std::string(func) + ": parsing " + go_quote(num) + ": " +
+                             (range ? "value out of range" : "invalid syntax"));
 }
 
 // fmt's convertFloat: ParseFloat, plus fmt's own decimal mantissa with a binary exponent
 // ("1.5p3"); errors name the whole token.
-std::optional<std::string> scan_float(std::string_view str, double& out) {
+api::Status scan_float(std::string_view str, double& out) {
   std::size_t p = str.find('p');
   if (p != std::string_view::npos && str.find_first_of("xX") == std::string_view::npos) {
     double f = 0;
@@ -895,16 +896,16 @@ std::optional<std::string> scan_float(std::string_view str, double& out) {
     int exp =
         m > 100000 ? (neg ? -100000 : 100000) : (neg ? -static_cast<int>(m) : static_cast<int>(m));
     out = std::ldexp(f, exp);
-    return std::nullopt;
+    return api::ok_status();
   }
   FloatParse st = parse_float_status(str, out);
   if (st != FloatParse::kOk) return strconv_error("ParseFloat", str, st == FloatParse::kRange);
-  return std::nullopt;
+  return api::ok_status();
 }
 
 // fmt.Sscan(text, &complex128), which Go's parser lets read a complex item such as "1+2i":
 // fmt's token rules (real part, a sign, imaginary part, "i"), then convertFloat on each.
-std::optional<std::string> scan_complex(std::string_view text, double& re, double& im) {
+api::Status scan_complex(std::string_view text, double& re, double& im) {
   const std::string kSyntax = "syntax error scanning complex number";
   std::size_t pos = 0;
   std::string buf;
@@ -940,14 +941,14 @@ std::optional<std::string> scan_complex(std::string_view text, double& re, doubl
   bool parens = accept("(");
   std::string real = float_token();
   buf.clear();
-  if (!accept("+-")) return kSyntax;
+  if (!accept("+-")) return api::make_error(api::ErrorKind::kInvalid, kSyntax);
   std::string imag = buf;
   imag += float_token();
-  if (!accept("i")) return kSyntax;
-  if (parens && !accept(")")) return kSyntax;
-  if (auto e = scan_float(real, re)) return e;
-  if (auto e = scan_float(imag, im)) return e;
-  return std::nullopt;
+  if (!accept("i")) return api::make_error(api::ErrorKind::kInvalid, kSyntax);
+  if (parens && !accept(")")) return api::make_error(api::ErrorKind::kInvalid, kSyntax);
+  if (auto e = scan_float(real, re); !e) return e;
+  if (auto e = scan_float(imag, im); !e) return e;
+  return api::ok_status();
 }
 
 // --- parser -----------------------------------------------------------------------
@@ -1482,7 +1483,7 @@ class TreeParser {
     }
     if (token.type == ItemType::kComplex) {
       double re = 0, im = 0;
-      if (auto e = scan_complex(text, re, im)) errorf(*e);
+      if (auto e = scan_complex(text, re, im); !e) errorf(e.message());
       return set_complex(n, re, im);
     }
     // An imaginary constant is complex unless it is zero.

@@ -18,12 +18,12 @@ Result<std::shared_ptr<const Template>> Template::parse(std::string name, std::s
   return parse(std::move(name), text, default_functions());
 }
 
-std::optional<std::string> Template::execute_into(std::string& out, const Value& data,
-                                                  const ExecOptions& options) const {
+api::Status Template::execute_into(std::string& out, const Value& data,
+                                   const ExecOptions& options) const {
   std::size_t before = out.size();
-  auto err = detail::execute_set(set_, set_->name, data, out, options);
-  if (err) out.resize(before);
-  return err;
+  auto st = detail::execute_set(set_, set_->name, data, out, options);
+  if (!st) out.resize(before);
+  return st;
 }
 
 Result<std::string> Template::execute(const Value& data) const {
@@ -38,7 +38,8 @@ Result<std::string> Template::execute_template(std::string_view template_name, c
                                                const ExecOptions& options) const {
   std::string out;
   out.reserve(4096);
-  if (auto err = detail::execute_set(set_, template_name, data, out, options)) return fail(*err);
+  if (auto st = detail::execute_set(set_, template_name, data, out, options); !st)
+    return std::move(st).error();
   return out;
 }
 
@@ -76,9 +77,9 @@ TemplateGroup& TemplateGroup::operator=(const TemplateGroup& o) {
   return *this;
 }
 
-std::optional<std::string> TemplateGroup::add(std::string name, std::string_view text) {
+api::Status TemplateGroup::add(std::string name, std::string_view text) {
   auto set = detail::parse_set(std::move(name), text, state_->funcs);
-  if (!set.ok()) return set.message();
+  if (!set.ok()) return std::move(set).error();
   std::shared_ptr<const detail::TemplateSet> shared = std::move(set).value();
   for (const auto& [n, root] : shared->trees) {
     auto it = state_->index.find(n);
@@ -87,7 +88,7 @@ std::optional<std::string> TemplateGroup::add(std::string name, std::string_view
       continue;
     state_->index.insert_or_assign(n, detail::TreeRef{shared, root});
   }
-  return std::nullopt;
+  return api::ok_status();
 }
 
 Result<std::string> TemplateGroup::execute_template(std::string_view name, const Value& data,
@@ -97,8 +98,8 @@ Result<std::string> TemplateGroup::execute_template(std::string_view name, const
     return fail("template: no template " + go_quote(name) + " associated with template " +
                 go_quote("gotpl"));
   std::string out;
-  if (auto err = detail::execute_set(it->second.set, name, data, out, options, &state_->index))
-    return fail(*err);
+  if (auto st = detail::execute_set(it->second.set, name, data, out, options, &state_->index); !st)
+    return std::move(st).error();
   return out;
 }
 

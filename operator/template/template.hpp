@@ -90,9 +90,9 @@ class Template {
   // Executes the associated template `template_name` (one of its {{define}}s).
   Result<std::string> execute_template(std::string_view template_name, const Value& data,
                                        const ExecOptions& options = {}) const;
-  // Appends the output to `out`; on error returns the message and leaves `out` unchanged.
-  std::optional<std::string> execute_into(std::string& out, const Value& data,
-                                          const ExecOptions& options = {}) const;
+  // Appends the output to `out`; on error returns it and leaves `out` unchanged.
+  api::Status execute_into(std::string& out, const Value& data,
+                           const ExecOptions& options = {}) const;
 
   const std::string& name() const;
   // Names of all templates in the set (the main one and every define/block), sorted.
@@ -127,7 +127,7 @@ class TemplateGroup {
 
   // Parses `text` as the template `name`; on a parse error (Go's text, naming `name`) the
   // group is unchanged.
-  std::optional<std::string> add(std::string name, std::string_view text);
+  api::Status add(std::string name, std::string_view text);
   Result<std::string> execute_template(std::string_view name, const Value& data,
                                        const ExecOptions& options = {}) const;
   bool has_template(std::string_view name) const;

@@ -72,12 +72,11 @@ Result<std::shared_ptr<TemplateSet>> parse_set(std::string name, std::string_vie
                                                const FunctionMap& funcs);
 
 // Executes the tree `tmpl` on `data`, appending to `out`. On error returns Go's execution
-// error text; `out` then holds partial output (the caller truncates). String literals of the
-// template reach the data (e.g. `set .m "k" "v"`) as references that keep `set` alive, so data
-// may outlive the Template it was rendered with.
-std::optional<std::string> execute_set(const std::shared_ptr<const TemplateSet>& set,
-                                       std::string_view tmpl, const Value& data, std::string& out,
-                                       const ExecOptions& options,
-                                       const TreeIndex* index = nullptr);
+// error text as the error's message; `out` then holds partial output (the caller truncates). String
+// literals of the template reach the data (e.g. `set .m "k" "v"`) as references that keep `set`
+// alive, so data may outlive the Template it was rendered with.
+api::Status execute_set(const std::shared_ptr<const TemplateSet>& set, std::string_view tmpl,
+                        const Value& data, std::string& out, const ExecOptions& options,
+                        const TreeIndex* index = nullptr);
 
 }  // namespace meshop::template_engine::detail

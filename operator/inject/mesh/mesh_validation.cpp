@@ -42,6 +42,10 @@ class Errors {
   std::vector<std::string> messages_;
 };
 
+api::Error invalid(std::string message) {
+  return api::make_error(api::ErrorKind::kInvalid, std::move(message));
+}
+
 const api::Value* member(const api::Value* obj, std::string_view name) {
   return obj != nullptr && obj->IsObject() ? api::find_member(*obj, name) : nullptr;
 }
@@ -74,9 +78,9 @@ std::optional<std::int64_t> duration(const api::Value* obj, std::string_view nam
   return s * 1000000000 + n;
 }
 
-std::optional<std::string> validate_port(std::int64_t port) {
-  if (port >= 1 && port <= 65535) return std::nullopt;
-  return "port number " + std::to_string(port) + " must be in the range 1..65535";
+api::Status validate_port(std::int64_t port) {
+  if (port >= 1 && port <= 65535) return api::ok_status();
+  return invalid("port number " + std::to_string(port) + " must be in the range 1..65535");
 }
 
 bool is_dns1123_label(std::string_view l) {
@@ -104,7 +108,7 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   return out;
 }
 
-std::optional<std::string> validate_dns1123_labels(std::string_view domain) {
+api::Status validate_dns1123_labels(std::string_view domain) {
   auto parts = split(domain, '.');
   std::string_view tld = parts.back();
   bool numeric = !tld.empty();
@@ -113,31 +117,32 @@ std::optional<std::string> validate_dns1123_labels(std::string_view domain) {
   for (std::size_t i = skip; i < tld.size(); ++i)
     if (tld[i] < '0' || tld[i] > '9') numeric = false;
   if (numeric)
-    return "domain name " + template_engine::go_quote(domain) + " invalid (top level domain " +
-           template_engine::go_quote(tld) + " cannot be all-numeric)";
+    return invalid("domain name " + template_engine::go_quote(domain) +
+                   " invalid (top level domain " + template_engine::go_quote(tld) +
+                   " cannot be all-numeric)");
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i + 1 == parts.size() && parts[i].empty()) return std::nullopt;
+    if (i + 1 == parts.size() && parts[i].empty()) return api::ok_status();
     if (!is_dns1123_label(parts[i]))
-      return "domain name " + template_engine::go_quote(domain) + " invalid (label " +
-             template_engine::go_quote(parts[i]) + " invalid)";
+      return invalid("domain name " + template_engine::go_quote(domain) + " invalid (label " +
+                     template_engine::go_quote(parts[i]) + " invalid)");
   }
-  return std::nullopt;
+  return api::ok_status();
 }
 
-std::optional<std::string> dns1123_preconditions(std::string_view name) {
+api::Status dns1123_preconditions(std::string_view name) {
   if (name.size() > 255)
-    return "domain name " + template_engine::go_quote(name) + " too long (max 255)";
-  if (name.empty()) return std::string("empty domain name not allowed");
-  return std::nullopt;
+    return invalid("domain name " + template_engine::go_quote(name) + " too long (max 255)");
+  if (name.empty()) return invalid("empty domain name not allowed");
+  return api::ok_status();
 }
 
-std::optional<std::string> validate_fqdn(std::string_view fqdn) {
-  if (auto e = dns1123_preconditions(fqdn)) return e;
+api::Status validate_fqdn(std::string_view fqdn) {
+  if (auto e = dns1123_preconditions(fqdn); !e) return e;
   return validate_dns1123_labels(fqdn);
 }
 
-std::optional<std::string> validate_wildcard_domain(std::string_view domain) {
-  if (auto e = dns1123_preconditions(domain)) return e;
+api::Status validate_wildcard_domain(std::string_view domain) {
+  if (auto e = dns1123_preconditions(domain); !e) return e;
   std::size_t dot = domain.find('.');
   std::string_view first = domain.substr(0, dot);
   // `*`, or a DNS-1123 label optionally prefixed by `*` or `*-`.
@@ -148,10 +153,10 @@ std::optional<std::string> validate_wildcard_domain(std::string_view domain) {
     label.remove_prefix(1);
   bool ok = first.size() <= 63 && (first == "*" || is_dns1123_label(label));
   if (!ok)
-    return "domain name " + template_engine::go_quote(domain) + " invalid (label " +
-           template_engine::go_quote(first) + " invalid)";
+    return invalid("domain name " + template_engine::go_quote(domain) + " invalid (label " +
+                   template_engine::go_quote(first) + " invalid)");
   if (dot != std::string_view::npos) return validate_dns1123_labels(domain.substr(dot + 1));
-  return std::nullopt;
+  return api::ok_status();
 }
 
 bool is_ip(std::string_view s) {
@@ -161,56 +166,56 @@ bool is_ip(std::string_view s) {
 }
 
 // ValidateProxyAddress: host:port (net.SplitHostPort) with a valid port and an FQDN or IP.
-std::optional<std::string> validate_proxy_address(std::string_view addr) {
+api::Status validate_proxy_address(std::string_view addr) {
   std::string_view host;
   std::string_view port;
   std::string quoted = template_engine::go_quote(addr);
   if (!addr.empty() && addr[0] == '[') {
     std::size_t end = addr.find(']');
     if (end == std::string_view::npos)
-      return "unable to split " + quoted + ": address " + std::string(addr) +
-             ": missing ']' in address";
+      return invalid("unable to split " + quoted + ": address " + std::string(addr) +
+                     ": missing ']' in address");
     host = addr.substr(1, end - 1);
     if (end + 1 >= addr.size() || addr[end + 1] != ':')
-      return "unable to split " + quoted + ": address " + std::string(addr) +
-             ": missing port in address";
+      return invalid("unable to split " + quoted + ": address " + std::string(addr) +
+                     ": missing port in address");
     port = addr.substr(end + 2);
   } else {
     std::size_t colon = addr.rfind(':');
     if (colon == std::string_view::npos)
-      return "unable to split " + quoted + ": address " + std::string(addr) +
-             ": missing port in address";
+      return invalid("unable to split " + quoted + ": address " + std::string(addr) +
+                     ": missing port in address");
     host = addr.substr(0, colon);
     if (host.find(':') != std::string_view::npos)
-      return "unable to split " + quoted + ": address " + std::string(addr) +
-             ": too many colons in address";
+      return invalid("unable to split " + quoted + ": address " + std::string(addr) +
+                     ": too many colons in address");
     port = addr.substr(colon + 1);
   }
   int p = 0;
   auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
   if (port.empty() || ec != std::errc() || ptr != port.data() + port.size())
-    return "port (" + std::string(port) + ") is not a number";
-  if (auto e = validate_port(p)) return e;
-  if (validate_fqdn(host) && !is_ip(host))
-    return template_engine::go_quote(host) + " is not a valid hostname or an IP address";
-  return std::nullopt;
+    return invalid("port (" + std::string(port) + ") is not a number");
+  if (auto e = validate_port(p); !e) return e;
+  if (!validate_fqdn(host) && !is_ip(host))
+    return invalid(template_engine::go_quote(host) + " is not a valid hostname or an IP address");
+  return api::ok_status();
 }
 
-std::optional<std::string> validate_duration(std::int64_t nanos) {
-  if (nanos < 1000000) return std::string("duration must be greater than 1ms");
-  if (nanos % 1000000 != 0) return std::string("only durations to ms precision are supported");
-  return std::nullopt;
+api::Status validate_duration(std::int64_t nanos) {
+  if (nanos < 1000000) return invalid("duration must be greater than 1ms");
+  if (nanos % 1000000 != 0) return invalid("only durations to ms precision are supported");
+  return api::ok_status();
 }
 
-std::optional<std::string> validate_trust_domain(std::string_view domain) {
-  if (domain.empty()) return std::string("empty domain name not allowed");
+api::Status validate_trust_domain(std::string_view domain) {
+  if (domain.empty()) return invalid("empty domain name not allowed");
   auto parts = split(domain, '.');
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i + 1 == parts.size() && parts[i].empty()) return std::nullopt;
+    if (i + 1 == parts.size() && parts[i].empty()) return api::ok_status();
     if (!is_dns1123_label(parts[i]))
-      return "trust domain name " + template_engine::go_quote(domain) + " invalid";
+      return invalid("trust domain name " + template_engine::go_quote(domain) + " invalid");
   }
-  return std::nullopt;
+  return api::ok_status();
 }
 
 std::string with_host_ip(std::string_view addr) {
@@ -224,16 +229,17 @@ void validate_tracing(const api::Value* tracing, Errors& errs) {
   if (const api::Value* ls = member(tracing, "lightstep")) {
     std::string_view addr = str(ls, "address");
     if (addr.empty()) errs.add("tracing.lightstep.address", "address is required");
-    if (auto e = validate_proxy_address(addr)) errs.add("tracing.lightstep.address", *e);
+    if (auto e = validate_proxy_address(addr); !e)
+      errs.add("tracing.lightstep.address", e.message());
     if (str(ls, "accessToken").empty())
       errs.add("tracing.lightstep.accessToken", "access token is required");
   }
   if (const api::Value* z = member(tracing, "zipkin"))
-    if (auto e = validate_proxy_address(with_host_ip(str(z, "address"))))
-      errs.add("tracing.zipkin.address", *e);
+    if (auto e = validate_proxy_address(with_host_ip(str(z, "address"))); !e)
+      errs.add("tracing.zipkin.address", e.message());
   if (const api::Value* d = member(tracing, "datadog"))
-    if (auto e = validate_proxy_address(with_host_ip(str(d, "address"))))
-      errs.add("tracing.datadog.address", *e);
+    if (auto e = validate_proxy_address(with_host_ip(str(d, "address"))); !e)
+      errs.add("tracing.datadog.address", e.message());
   if (const api::Value* tls = member(tracing, "tlsSettings")) {
     std::string_view mode = str(tls, "mode");
     bool skip_verify = member(tls, "insecureSkipVerify") != nullptr &&
@@ -366,31 +372,32 @@ api::Status validate_proxy_config(const api::Value& pc, std::string_view path) {
     errs.add("", "oneof service cluster or tracing service name must be specified");
   }
   std::int64_t drain = duration(p, "drainDuration").value_or(0);
-  if (auto e = validate_duration(drain))
-    errs.add("drainDuration", "invalid drain duration: " + *e);
+  if (auto e = validate_duration(drain); !e)
+    errs.add("drainDuration", "invalid drain duration: " + e.message());
   else if (drain % 1000000000 != 0)
     errs.add("drainDuration", "drain time only supports durations to seconds precision");
   std::string_view discovery = str(p, "discoveryAddress");
   if (discovery.empty())
     errs.add("discoveryAddress", "discovery address must be set to the proxy discovery service");
-  else if (auto e = validate_proxy_address(discovery))
-    errs.add("discoveryAddress", "invalid discovery address: " + *e);
+  else if (auto e = validate_proxy_address(discovery); !e)
+    errs.add("discoveryAddress", "invalid discovery address: " + e.message());
   validate_tracing(member(p, "tracing"), errs);
   for (std::string_view name : {"statsdUdpAddress", "envoyMetricsServiceAddress"})
     if (std::string_view a = str(p, name); !a.empty())
-      if (auto e = validate_proxy_address(a)) errs.add(name, *e);
+      if (auto e = validate_proxy_address(a); !e) errs.add(name, e.message());
   for (std::string_view name : {"envoyMetricsService", "envoyAccessLogService"})
     if (std::string_view a = str(member(p, name), "address"); !a.empty())
-      if (auto e = validate_proxy_address(a)) errs.add(std::string(name) + ".address", *e);
-  if (auto e = validate_port(num(p, "proxyAdminPort")))
-    errs.add("proxyAdminPort", "invalid proxy admin port: " + *e);
+      if (auto e = validate_proxy_address(a); !e)
+        errs.add(std::string(name) + ".address", e.message());
+  if (auto e = validate_port(num(p, "proxyAdminPort")); !e)
+    errs.add("proxyAdminPort", "invalid proxy admin port: " + e.message());
   if (std::string_view policy = str(p, "controlPlaneAuthPolicy");
       !policy.empty() && policy != "MUTUAL_TLS")
     errs.add("controlPlaneAuthPolicy",
              "invalid authentication policy: unrecognized control plane auth policy " +
                  template_engine::go_quote(policy));
-  if (auto e = validate_port(num(p, "statusPort")))
-    errs.add("statusPort", "invalid status port: " + *e);
+  if (auto e = validate_port(num(p, "statusPort")); !e)
+    errs.add("statusPort", "invalid status port: " + e.message());
   validate_private_key_provider(member(p, "privateKeyProvider"), errs);
   validate_connection_settings(member(p, "connectionSettings"), errs);
   return errs.status();
@@ -399,11 +406,11 @@ api::Status validate_proxy_config(const api::Value& pc, std::string_view path) {
 api::Status validate_mesh_config(const api::Value& mesh) {
   Errors errs("");
   const api::Value* m = &mesh;
-  if (auto e = validate_port(num(m, "proxyListenPort")))
-    errs.add("proxyListenPort", "invalid proxy listen port: " + *e);
+  if (auto e = validate_port(num(m, "proxyListenPort")); !e)
+    errs.add("proxyListenPort", "invalid proxy listen port: " + e.message());
   std::int64_t connect = duration(m, "connectTimeout").value_or(0);
-  if (auto e = validate_duration(connect)) {
-    errs.add("connectTimeout", "invalid connect timeout: " + *e);
+  if (auto e = validate_duration(connect); !e) {
+    errs.add("connectTimeout", "invalid connect timeout: " + e.message());
   } else if (connect > 3600LL * 1000000000) {
     errs.add("connectTimeout", "invalid connect timeout: time " + format_go_duration(connect) +
                                    " must be >1ms and <1h0m0s");
@@ -420,20 +427,21 @@ api::Status validate_mesh_config(const api::Value& mesh) {
     for (rapidjson::SizeType i = 0; i < settings->Size(); ++i) {
       if (const api::Value* hosts = member(&(*settings)[i], "hosts")) {
         for (const auto& h : hosts->GetArray()) {
-          if (auto e = validate_wildcard_domain(api::string_view_of(h)))
+          if (auto e = validate_wildcard_domain(api::string_view_of(h)); !e)
             errs.add("serviceSettings[" + std::to_string(i) + "].hosts",
-                     "host `" + std::string(api::string_view_of(h)) + "`: " + *e);
+                     "host `" + std::string(api::string_view_of(h)) + "`: " + e.message());
         }
       }
     }
   }
-  if (auto e = validate_trust_domain(str(m, "trustDomain"))) errs.add("trustDomain", *e);
+  if (auto e = validate_trust_domain(str(m, "trustDomain")); !e)
+    errs.add("trustDomain", e.message());
   if (const api::Value* aliases = member(m, "trustDomainAliases")) {
     for (rapidjson::SizeType i = 0; i < aliases->Size(); ++i) {
       std::string_view a = api::string_view_of((*aliases)[i]);
-      if (auto e = validate_trust_domain(a))
+      if (auto e = validate_trust_domain(a); !e)
         errs.add("trustDomainAliases[" + std::to_string(i) + "]",
-                 "domain `" + std::string(a) + "`: " + *e);
+                 "domain `" + std::string(a) + "`: " + e.message());
     }
   }
   if (member(member(m, "meshMTLS"), "ecdhCurves") != nullptr)

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test/unit/api/random_json.hpp"
+
 namespace meshop::api {
 namespace {
 
@@ -60,6 +62,7 @@ Document diff_and_check(std::string_view a, std::string_view b) {
   Document from = json(a);
   Document to = json(b);
   Document patch = create_json_patch(from, to);
+  EXPECT_EQ(create_json_patch_text(from, to), to_json(patch));
   auto st = apply_json_patch(from, patch);
   EXPECT_TRUE(st.ok()) << st.message();
   EXPECT_TRUE(json_equal(from, to)) << to_json(patch);
@@ -107,6 +110,34 @@ TEST(JsonPatchDiff, RandomListsRoundTrip) {
       return s + "]";
     };
     diff_and_check(list(), list());
+  }
+}
+
+// The patch written directly as text is byte for byte the patch document's JSON, for random
+// documents (strings with every escape, numbers of every kind) and for edits of one document.
+TEST(JsonPatchDiff, TextIsTheDocumentsJson) {
+  RandomJson random(11);
+  for (int i = 0; i < 3000; ++i) {
+    Document a;
+    Document b;
+    random.value(a, a.GetAllocator(), 0);
+    if (i % 2 == 0) {
+      random.value(b, b.GetAllocator(), 0);
+    } else {
+      b.CopyFrom(a, b.GetAllocator());
+      if (b.IsObject()) {
+        Value extra;
+        random.value(extra, b.GetAllocator(), 2);
+        b.AddMember("added", extra, b.GetAllocator());
+        if (b.MemberCount() > 1) b.RemoveMember(b.MemberBegin());
+      } else if (b.IsArray()) {
+        Value extra;
+        random.value(extra, b.GetAllocator(), 2);
+        b.PushBack(extra, b.GetAllocator());
+      }
+    }
+    ASSERT_EQ(create_json_patch_text(a, b), to_json(create_json_patch(a, b)))
+        << to_json(a) << " -> " << to_json(b);
   }
 }
 

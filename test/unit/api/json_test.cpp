@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "api/go_format.hpp"
+#include "api/json_copy.hpp"
+#include "test/unit/api/random_json.hpp"
 
 namespace meshop::api {
 namespace {
@@ -147,6 +149,67 @@ TEST(JsonEdit, EnsureObjectMemberCreatesOrReplacesANonObject) {
   ensure_object_member(doc, "keep", doc.GetAllocator());
   ensure_object_member(doc, "spec", doc.GetAllocator());
   EXPECT_EQ(to_json(doc), R"({"metadata":{"labels":{"app":"istiod"}},"keep":{"k":"v"},"spec":{}})");
+}
+
+}  // namespace
+}  // namespace meshop::api
+
+namespace meshop::api {
+namespace {
+
+// Types, number flags, strings and member order of `a` and `b` agree everywhere.
+void expect_same_copy(const Value& a, const Value& b) {
+  ASSERT_EQ(a.GetType(), b.GetType());
+  if (a.IsNumber()) {
+    EXPECT_EQ(a.IsInt(), b.IsInt());
+    EXPECT_EQ(a.IsUint(), b.IsUint());
+    EXPECT_EQ(a.IsInt64(), b.IsInt64());
+    EXPECT_EQ(a.IsUint64(), b.IsUint64());
+    EXPECT_EQ(a.IsDouble(), b.IsDouble());
+  } else if (a.IsString()) {
+    EXPECT_EQ(string_view_of(a), string_view_of(b));
+  } else if (a.IsArray()) {
+    ASSERT_EQ(a.Size(), b.Size());
+    for (rapidjson::SizeType i = 0; i < a.Size(); ++i)
+      expect_same_copy(a[i], b[i]);
+  } else if (a.IsObject()) {
+    ASSERT_EQ(a.MemberCount(), b.MemberCount());
+    auto ib = b.MemberBegin();
+    for (auto ia = a.MemberBegin(); ia != a.MemberEnd(); ++ia, ++ib) {
+      expect_same_copy(ia->name, ib->name);
+      expect_same_copy(ia->value, ib->value);
+    }
+  }
+}
+
+TEST(JsonCopy, CopiesAsCopyFromDoes) {
+  RandomJson random(5);
+  for (int i = 0; i < 2000; ++i) {
+    Document src;
+    random.value(src, src.GetAllocator(), 0);
+    Document by_copy_from;
+    by_copy_from.CopyFrom(src, by_copy_from.GetAllocator());
+    Document by_copy_json;
+    copy_json(by_copy_json, src, by_copy_json.GetAllocator());
+    expect_same_copy(by_copy_from, by_copy_json);
+    ASSERT_EQ(to_json(by_copy_json), to_json(src));
+  }
+}
+
+TEST(JsonCopy, ConstantStringsStayReferencesAndOthersAreCopied) {
+  static const char kLiteral[] = "literal";
+  Document src(rapidjson::kObjectType);
+  src.AddMember(rapidjson::StringRef("k"), rapidjson::StringRef(kLiteral), src.GetAllocator());
+  src.AddMember("owned", make_string("a string long enough not to be inline", src.GetAllocator()),
+                src.GetAllocator());
+  Document dst;
+  copy_json(dst, src, dst.GetAllocator());
+  Document reference;
+  reference.CopyFrom(src, reference.GetAllocator());
+  EXPECT_EQ(dst["k"].GetString(), kLiteral);
+  EXPECT_EQ(reference["k"].GetString(), kLiteral);
+  EXPECT_NE(dst["owned"].GetString(), src["owned"].GetString());
+  EXPECT_EQ(to_json(dst), R"({"k":"literal","owned":"a string long enough not to be inline"})");
 }
 
 }  // namespace

@@ -14,7 +14,18 @@ std::string smp(std::string_view original_json, std::string_view patch_yaml,
   auto p = yaml_to_json(patch_yaml);
   EXPECT_TRUE(p.ok()) << p.message();
   Document doc = std::move(d).value();
+  // The in-place merge gives the same document (and the same error) as the atomic one.
+  Document in_place;
+  in_place.CopyFrom(doc, in_place.GetAllocator());
   auto st = apply_strategic_merge_patch(doc, *p, *patch_schema_for_kind(kind));
+  auto st_in_place =
+      apply_strategic_merge_patch_in_place(in_place, *p, *patch_schema_for_kind(kind));
+  EXPECT_EQ(st.ok(), st_in_place.ok());
+  if (st.ok() && st_in_place.ok()) {
+    EXPECT_EQ(to_json(in_place), to_json(doc));
+  } else if (!st.ok() && !st_in_place.ok()) {
+    EXPECT_EQ(st_in_place.message(), st.message());
+  }
   return st.ok() ? to_json(doc) : "ERR " + st.message();
 }
 

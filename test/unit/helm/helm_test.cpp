@@ -41,27 +41,27 @@ class ChartDir : public ::testing::Test {
 
 TEST(TemplateGroup, TemplateActionFindsDefinitionsOfOtherTextsAndLaterOnesWin) {
   TemplateGroup g(helm_functions());
-  ASSERT_FALSE(g.add("a/_helpers.tpl", R"({{define "n"}}first{{end}})"));
-  ASSERT_FALSE(g.add("a/main.yaml", R"(x={{template "n" .}})"));
+  ASSERT_TRUE(g.add("a/_helpers.tpl", R"({{define "n"}}first{{end}})").ok());
+  ASSERT_TRUE(g.add("a/main.yaml", R"(x={{template "n" .}})").ok());
   EXPECT_EQ(*g.execute_template("a/main.yaml", Value()), "x=first");
-  ASSERT_FALSE(g.add("b/_helpers.tpl", R"({{define "n"}}second{{end}})"));
+  ASSERT_TRUE(g.add("b/_helpers.tpl", R"({{define "n"}}second{{end}})").ok());
   EXPECT_EQ(*g.execute_template("a/main.yaml", Value()), "x=second");
   // An empty redefinition never replaces a non-empty one (Go's AddParseTree).
-  ASSERT_FALSE(g.add("c/_helpers.tpl", R"({{define "n"}}{{end}})"));
+  ASSERT_TRUE(g.add("c/_helpers.tpl", R"({{define "n"}}{{end}})").ok());
   EXPECT_EQ(*g.execute_template("a/main.yaml", Value()), "x=second");
 }
 
 TEST(TemplateGroup, ErrorsNameTheFileAndPositionOfTheFailingNode) {
   TemplateGroup g(helm_functions());
-  ASSERT_FALSE(g.add("h.tpl", "{{define \"d\"}}\n  {{.a.b}}{{end}}"));
-  ASSERT_FALSE(g.add("m.yaml", "line1\n{{template \"d\" 1}}"));
+  ASSERT_TRUE(g.add("h.tpl", "{{define \"d\"}}\n  {{.a.b}}{{end}}").ok());
+  ASSERT_TRUE(g.add("m.yaml", "line1\n{{template \"d\" 1}}").ok());
   auto r = g.execute_template("m.yaml", Value());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.message(),
             "template: h.tpl:2:6: executing \"d\" at <.a.b>: can't evaluate field a in type int");
   auto missing = g.add("bad.yaml", "{{ nosuchfunc }}");
-  ASSERT_TRUE(missing.has_value());
-  EXPECT_EQ(*missing, "template: bad.yaml:1: function \"nosuchfunc\" not defined");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.message(), "template: bad.yaml:1: function \"nosuchfunc\" not defined");
   EXPECT_FALSE(g.has_template("bad.yaml"));
 }
 

@@ -1,5 +1,6 @@
 // apply_prometheus_merge(): upstream's applyPrometheusMerge and applySecurePrometheusAnnotation
 // (cases after webhook_test.go's, plus the goldens' exact env values).
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -257,6 +258,28 @@ TEST(PostprocessPrometheus, StripRemovesMergedAnnotationsOnlyWhenPortIsTheAgents
   strip_merged_prometheus_annotations(q, 15020);
   EXPECT_TRUE(api::json_equal(annotations(q), parse(R"({"prometheus.io/port":"8080",)"
                                                     R"("prometheus.io/scrape":"true"})")));
+}
+
+// sanitized_label_is(s, n) is sanitize_label_name(s) == n, for ASCII, multi-byte runes and
+// invalid bytes (each a rune of its own, as Go ranges over a string).
+TEST(PrometheusLabels, SanitizedLabelIsTheSanitizedNamesComparison) {
+  const std::vector<std::string> pieces = {
+      "prometheus", ".",        "io",           "/",    "port", "-", "_", "a",     "Z",
+      "9",          "\xc3\xa9", "\xe2\x80\xa8", "\xff", "\xc3", " ", ":", "scrape"};
+  std::uint32_t state = 7;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  for (int i = 0; i < 20000; ++i) {
+    std::string s;
+    for (std::uint32_t n = next() % 7; n > 0; --n)
+      s += pieces[(next() >> 8) % pieces.size()];
+    std::string sanitized = postprocess::sanitize_label_name(s);
+    ASSERT_TRUE(postprocess::sanitized_label_is(s, sanitized)) << s;
+    for (std::string_view other : {"prometheus_io_port", "prometheus_io_scrape", "", "a"})
+      ASSERT_EQ(postprocess::sanitized_label_is(s, other), sanitized == other) << s;
+    if (!sanitized.empty()) {
+      ASSERT_FALSE(postprocess::sanitized_label_is(s, sanitized.substr(1))) << s;
+    }
+  }
 }
 
 }  // namespace
