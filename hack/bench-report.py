@@ -135,10 +135,10 @@ def main():
     L.append("")
     L.append(f"Machine: {m.get('nproc', '?')} cores ({m.get('cpu', '?')}), "
              f"{int(m.get('memory_kib', '0')) // 1024} MiB, {m.get('kernel', '?')}; "
-             f"load average after the run {m.get('load_after', '?')}. **The machine was shared "
-             "with two other agents building C++ during the run**, and every load generator runs "
-             "on the same cores as the servers: absolute numbers are noisy and pessimistic, the "
-             "side-by-side ratios (each pair measured back to back in one run) are what to read.")
+             f"load average after the run {m.get('load_after', '?')}. Besides the benchmarks: "
+             f"**{m.get('conditions', 'not stated')}**. Every load generator runs on the same cores "
+             "as the servers: absolute numbers are pessimistic, the side-by-side ratios (each pair "
+             "measured back to back in one run) are what to read.")
     L.append("")
     L.append("## Ratios")
     L.append("")

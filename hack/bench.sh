@@ -16,6 +16,8 @@
 #   hack/bench.sh [--quick] [--100k] [--only "webhook rate ..."] [--build DIR]
 #
 # --quick: shorter runs (webhook 5 s, rates 5 s each, fewer repetitions, memory at 1k only).
+# MESHOP_BENCH_CONDITIONS: what else ran on the machine, written into the report (e.g.
+# "nothing else ran", "two C++ builds beside it").
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$root/build/relwithdebinfo
@@ -89,6 +91,8 @@ step memory "meshop run memory at ${counts[*]} kwok pods" \
   echo "commit $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- . ':!bench' || echo '-dirty')"
   echo "mode $([ "$quick" = 1 ] && echo quick || echo full)"
   echo "load_after $(cut -d' ' -f1-3 /proc/loadavg)"
+  # What else ran on the machine, in the report's words (e.g. "nothing else ran").
+  echo "conditions ${MESHOP_BENCH_CONDITIONS:-not stated (set MESHOP_BENCH_CONDITIONS)}"
   for s in "${status[@]}"; do echo "status $s"; done
 } > "$out/raw/machine.txt"
 echo "bench: writing bench/REPORT.md" >&2
