@@ -267,7 +267,9 @@ def main():
                  "equivalent is measured.")
         L.append("")
     else:
-        L.append("Not measured in this run (see bench/raw/memory.txt).")
+        L.append("Not measured in this run: `hack/bench.sh --only memory` (1k and 10k pods), or "
+                 "`hack/bench-run-scale.sh` for 10,000 namespaces and a canary wave; the latest "
+                 "figures are in the README.")
         L.append("")
     if "memory.png" in plots:
         L.append("![memory against pods](memory.png)")
