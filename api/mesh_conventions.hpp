@@ -35,6 +35,13 @@ inline constexpr std::string_view kDeactivatedLabel = "istio.io/deactivated";
 inline constexpr std::string_view kTagLabel = "istio.io/tag";
 // The legacy namespace label (enabled|disabled); it beats istio.io/rev.
 inline constexpr std::string_view kInjectionLabel = "istio-injection";
+// A pod's own opinion ("true"|"false"), read by the webhook's object selectors and the engine.
+inline constexpr std::string_view kPodInjectLabel = "sidecar.istio.io/inject";
+// The label the apiserver sets on every namespace to its name.
+inline constexpr std::string_view kNamespaceNameLabel = "kubernetes.io/metadata.name";
+// The namespaces injection never touches (the engine's and the auto. entry's list).
+inline constexpr std::string_view kNeverInjectedNamespaces[] = {
+    "kube-system", "kube-public", "kube-node-lease", "local-path-storage"};
 // The labels every object meshop installs for an IstioOperator carries (operator contract).
 inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
 inline constexpr std::string_view kManagedByValue = "meshop";
@@ -84,6 +91,61 @@ inline std::string revision_webhook_name(std::string_view revision) {
 }
 // A revision tag's: istio-revision-tag-<tag>[-<istio namespace>] (manifest::tag_webhook_name).
 inline constexpr std::string_view kTagWebhookPrefix = "istio-revision-tag-";
+
+// ---- The injector webhook's selectors ----
+
+// The entries of an injector webhook configuration (reference §2.1–2.3): rev.namespace. and
+// rev.object. of every revision and tag; namespace. and object. (the legacy labels) of the
+// default one; auto. when namespaces are enabled by default.
+enum class InjectionEntry { kRevNamespace, kRevObject, kNamespace, kObject, kAuto };
+
+// The entry's namespaceSelector (`namespace_side`) or objectSelector as Istio's charts and
+// istioctl write it, as JSON text in their order; `revision` is the istio.io/rev value of the
+// rev. entries (unused by the others).
+inline std::string injection_selector_json(InjectionEntry entry, bool namespace_side,
+                                           std::string_view revision = {}) {
+  auto e = [](std::string_view key, std::string_view op, std::string values = {}) {
+    std::string s = R"({"key":")" + std::string(key) + R"(","operator":")" + std::string(op) + "\"";
+    if (!values.empty()) s += R"(,"values":[)" + values + "]";
+    return s + "}";
+  };
+  auto quoted = [](std::string_view v) { return "\"" + std::string(v) + "\""; };
+  std::string body;
+  switch (entry) {
+    case InjectionEntry::kRevNamespace:
+      body = namespace_side ? e(kRevisionLabel, "In", quoted(revision)) + "," +
+                                  e(kInjectionLabel, "DoesNotExist")
+                            : e(kPodInjectLabel, "NotIn", quoted("false"));
+      break;
+    case InjectionEntry::kRevObject:
+      body = namespace_side
+                 ? e(kRevisionLabel, "DoesNotExist") + "," + e(kInjectionLabel, "DoesNotExist")
+                 : e(kPodInjectLabel, "NotIn", quoted("false")) + "," +
+                       e(kRevisionLabel, "In", quoted(revision));
+      break;
+    case InjectionEntry::kNamespace:
+      body = namespace_side ? e(kInjectionLabel, "In", quoted("enabled"))
+                            : e(kPodInjectLabel, "NotIn", quoted("false"));
+      break;
+    case InjectionEntry::kObject:
+      body =
+          namespace_side
+              ? e(kInjectionLabel, "DoesNotExist") + "," + e(kRevisionLabel, "DoesNotExist")
+              : e(kPodInjectLabel, "In", quoted("true")) + "," + e(kRevisionLabel, "DoesNotExist");
+      break;
+    case InjectionEntry::kAuto: {
+      std::string never;
+      for (std::string_view n : kNeverInjectedNamespaces)
+        never += (never.empty() ? "" : ",") + quoted(n);
+      body = namespace_side
+                 ? e(kInjectionLabel, "DoesNotExist") + "," + e(kRevisionLabel, "DoesNotExist") +
+                       "," + e(kNamespaceNameLabel, "NotIn", never)
+                 : e(kPodInjectLabel, "DoesNotExist") + "," + e(kRevisionLabel, "DoesNotExist");
+      break;
+    }
+  }
+  return R"({"matchExpressions":[)" + body + "]}";
+}
 
 // ---- The IstioOperator resource (crd/istiooperator.yaml) ----
 

@@ -83,9 +83,17 @@ done
 echo "meshop=$meshop version=\"$("$meshop" version | head -n1)\" namespaces=$namespaces pods=$pods replicas=$replicas wave=$wave rss_at_healthy_kib=$(status_kib "$pid" VmRSS)"
 
 # 2. Namespaces and Deployments (those that exist are kept; kubectl apply is idempotent).
+apply_parallel() {  # YAML documents on stdin, separated by "---" lines
+  local parts
+  parts=$(mktemp -d)
+  awk -v dir="$parts" '{ print > (dir "/" int(n / 500)) } /^---$/ { n++ }'
+  find "$parts" -type f | xargs -P 8 -I{} kubectl apply --server-side -f {} >/dev/null
+  rm -rf "$parts"
+}
 t0=$(date +%s)
 have=$(kubectl get deployments -A -l meshop-bench=scale --no-headers 2>/dev/null | wc -l)
 if [ "$have" -lt "$namespaces" ]; then
+  # In 8 parallel streams of 500 objects: one kubectl applies its documents one at a time.
   for k in $(seq "$have" $((namespaces - 1))); do
     cat <<YAML
 apiVersion: v1
@@ -93,7 +101,7 @@ kind: Namespace
 metadata: {name: scale-$k, labels: {istio-injection: enabled, meshop-bench: scale}}
 ---
 YAML
-  done | kubectl apply --server-side -f - >/dev/null
+  done | apply_parallel
   for k in $(seq "$have" $((namespaces - 1))); do
     cat <<YAML
 apiVersion: apps/v1
@@ -110,7 +118,7 @@ spec:
       containers: [{name: app, image: registry.invalid/bench:1}]
 ---
 YAML
-  done | kubectl apply --server-side -f - >/dev/null
+  done | apply_parallel
 fi
 ready_pods() {
   kubectl get deployments -A -l meshop-bench=scale -o jsonpath='{range .items[*]}{.status.readyReplicas}{"\n"}{end}' |
@@ -123,7 +131,7 @@ until [ "$(ready_pods)" -ge "$pods" ]; do
     echo "bench: $(ready_pods)/$pods pods ready after $(( $(date +%s) - t0 ))s" >&2
     last=$(date +%s)
   fi
-  sleep 5
+  sleep 20  # each check lists every Deployment
 done
 created=$(( $(date +%s) - t0 ))
 sleep "$settle"

@@ -174,15 +174,9 @@ Value auto_entry(const Value& model, Allocator& a) {
     return v;
   };
   set_member(e, "namespaceSelector",
-             parsed(R"({"matchExpressions":[{"key":"istio-injection","operator":"DoesNotExist"},)"
-                    R"({"key":"istio.io/rev","operator":"DoesNotExist"},)"
-                    R"({"key":"kubernetes.io/metadata.name","operator":"NotIn","values":)"
-                    R"(["kube-system","kube-public","kube-node-lease","local-path-storage"]}]})"),
-             a);
+             parsed(api::injection_selector_json(api::InjectionEntry::kAuto, true)), a);
   set_member(e, "objectSelector",
-             parsed(R"({"matchExpressions":[{"key":"sidecar.istio.io/inject","operator":)"
-                    R"("DoesNotExist"},{"key":"istio.io/rev","operator":"DoesNotExist"}]})"),
-             a);
+             parsed(api::injection_selector_json(api::InjectionEntry::kAuto, false)), a);
   return e;
 }
 
@@ -247,36 +241,13 @@ api::Result<api::Document> cached_render(const Candidate& c, WebhookRenderCache*
 
 // Exact selector text of the matrix, for check_revision_webhook.
 std::string expected_selector(std::string_view entry, bool ns, std::string_view rev) {
-  std::string r = "\"" + std::string(rev) + "\"";
-  auto exprs = [](std::string body) { return R"({"matchExpressions":[)" + body + "]}"; };
-  auto e = [](std::string_view key, std::string_view op, std::string values = {}) {
-    std::string s = R"({"key":")" + std::string(key) + R"(","operator":")" + std::string(op) + "\"";
-    if (!values.empty()) s += R"(,"values":[)" + values + "]";
-    return s + "}";
-  };
-  if (entry == "rev.namespace.")
-    return ns ? exprs(e("istio.io/rev", "In", r) + "," + e("istio-injection", "DoesNotExist"))
-              : exprs(e("sidecar.istio.io/inject", "NotIn", "\"false\""));
-  if (entry == "rev.object.")
-    return ns ? exprs(e("istio.io/rev", "DoesNotExist") + "," +
-                      e("istio-injection", "DoesNotExist"))
-              : exprs(e("sidecar.istio.io/inject", "NotIn", "\"false\"") + "," +
-                      e("istio.io/rev", "In", r));
-  if (entry == "namespace.")
-    return ns ? exprs(e("istio-injection", "In", "\"enabled\""))
-              : exprs(e("sidecar.istio.io/inject", "NotIn", "\"false\""));
-  if (entry == "object.")
-    return ns ? exprs(e("istio-injection", "DoesNotExist") + "," +
-                      e("istio.io/rev", "DoesNotExist"))
-              : exprs(e("sidecar.istio.io/inject", "In", "\"true\"") + "," +
-                      e("istio.io/rev", "DoesNotExist"));
-  // auto.
-  return ns ? exprs(e("istio-injection", "DoesNotExist") + "," + e("istio.io/rev", "DoesNotExist") +
-                    "," +
-                    e("kubernetes.io/metadata.name", "NotIn",
-                      R"("kube-system","kube-public","kube-node-lease","local-path-storage")"))
-            : exprs(e("sidecar.istio.io/inject", "DoesNotExist") + "," +
-                    e("istio.io/rev", "DoesNotExist"));
+  using api::InjectionEntry;
+  InjectionEntry which = entry == "rev.namespace." ? InjectionEntry::kRevNamespace
+                         : entry == "rev.object."  ? InjectionEntry::kRevObject
+                         : entry == "namespace."   ? InjectionEntry::kNamespace
+                         : entry == "object."      ? InjectionEntry::kObject
+                                                   : InjectionEntry::kAuto;
+  return api::injection_selector_json(which, ns, rev);
 }
 
 // desired ⊆ live: every member of a desired object is in live with a value that contains it;

@@ -22,6 +22,7 @@
 // the engine cannot inject (Kind "ns/name" and the reason) or a configuration error exits 1
 // with nothing written. Skipped workloads (hostNetwork, inject "false") are warnings on stderr.
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
@@ -76,12 +77,11 @@ struct KubeInjectOptions {
   bool cluster = false;         // set from which flags were given
 };
 
-std::optional<std::string> read_file(const std::string& path, std::ostream& err) {
+api::Result<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    err << "Error: cannot read " << path << ": no such file or not readable\n";
-    return std::nullopt;
-  }
+  if (!in)
+    return api::make_error(api::ErrorKind::kNotFound,
+                           "cannot read " + path + ": no such file or not readable");
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -122,7 +122,7 @@ std::string inject_config_from_file(const std::string& text) {
 struct ClusterInputs {
   std::optional<std::string> config, values, mesh;
   std::vector<std::string> kubelet_versions;
-  std::string error;
+  api::Status status = api::ok_status();
 };
 
 std::string revisioned(const std::string& name, std::string_view default_name,
@@ -132,26 +132,25 @@ std::string revisioned(const std::string& name, std::string_view default_name,
   return name;
 }
 
-// Reads `key` of ConfigMap `name` in the istio namespace into `dest`; false (with out.error
-// set) when the ConfigMap or the key is missing.
-kube::Task<bool> read_configmap_key(kube::Client& client, const std::string& ns,
-                                    const std::string& name, std::string_view key,
-                                    std::optional<std::string>& dest, std::string& error) {
+// `key` of ConfigMap `name` in the istio namespace; an error when the ConfigMap (the API
+// error, with its kind) or the key (kNotFound) is missing.
+kube::Task<api::Result<std::string>> read_configmap_key(kube::Client& client, const std::string& ns,
+                                                        const std::string& name,
+                                                        std::string_view key) {
   auto cm = co_await client.get(kube::resources::kConfigMaps, ns, name);
   if (!cm.ok()) {
-    error = cm.error().message + " (use the file flags, or -i <istio namespace>)";
-    co_return false;
+    api::Error e = std::move(cm).error();
+    e.message += " (use the file flags, or -i <istio namespace>)";
+    co_return e;
   }
   const api::Value* data = api::find_member(*cm, "data");
   const api::Value* value =
       data != nullptr && data->IsObject() ? api::find_member(*data, key) : nullptr;
-  if (value == nullptr || !value->IsString()) {
-    error = "missing configuration map key \"" + std::string(key) + "\" in ConfigMap " + ns + "/" +
-            name;
-    co_return false;
-  }
-  dest = std::string(api::string_view_of(*value));
-  co_return true;
+  if (value == nullptr || !value->IsString())
+    co_return api::make_error(api::ErrorKind::kNotFound, "missing configuration map key \"" +
+                                                             std::string(key) + "\" in ConfigMap " +
+                                                             ns + "/" + name);
+  co_return std::string(api::string_view_of(*value));
 }
 
 kube::Task<void> fetch_cluster_inputs(std::shared_ptr<kube::Client> client,
@@ -162,14 +161,24 @@ kube::Task<void> fetch_cluster_inputs(std::shared_ptr<kube::Client> client,
   std::string inject_cm =
       revisioned(opts.inject_config_map_name, kDefaultInjectConfigMap, opts.revision);
   std::string mesh_cm = revisioned(opts.mesh_config_map_name, kDefaultMeshConfigMap, opts.revision);
-  if (need_config &&
-      !co_await read_configmap_key(*client, ns, inject_cm, "config", out.config, out.error))
-    co_return;
-  if (need_values &&
-      !co_await read_configmap_key(*client, ns, inject_cm, "values", out.values, out.error))
-    co_return;
-  if (need_mesh && !co_await read_configmap_key(*client, ns, mesh_cm, "mesh", out.mesh, out.error))
-    co_return;
+  struct Wanted {
+    bool needed;
+    const std::string& configmap;
+    std::string_view key;
+    std::optional<std::string>& dest;
+  };
+  const std::array<Wanted, 3> wanted{{{need_config, inject_cm, "config", out.config},
+                                      {need_values, inject_cm, "values", out.values},
+                                      {need_mesh, mesh_cm, "mesh", out.mesh}}};
+  for (const Wanted& w : wanted) {
+    if (!w.needed) continue;
+    auto text = co_await read_configmap_key(*client, ns, w.configmap, w.key);
+    if (!text.ok()) {
+      out.status = std::move(text).error();
+      co_return;
+    }
+    w.dest = std::move(*text);
+  }
   if (need_nodes) {
     // Native sidecars need every node's kubelet to support them; without permission to list
     // nodes the engine sees no versions and leaves them off.
@@ -202,8 +211,8 @@ bool read_cluster(const KubeInjectOptions& opts, bool need_config, bool need_val
     }
     return false;
   }
-  if (!out.error.empty()) {
-    err << "Error: " << out.error << '\n';
+  if (!out.status.ok()) {
+    err << "Error: " << out.status.message() << '\n';
     return false;
   }
   return true;
@@ -211,11 +220,11 @@ bool read_cluster(const KubeInjectOptions& opts, bool need_config, bool need_val
 
 // The inputs named by -f: a file, "-" (stdin), or every *.yaml/*.yml/*.json under a directory
 // (recursively, in path order).
-bool collect_inputs(const std::string& filename, std::vector<std::string>& files,
-                    std::ostream& err) {
+api::Result<std::vector<std::string>> collect_inputs(const std::string& filename) {
+  std::vector<std::string> files;
   if (filename == "-") {
     files.push_back(filename);
-    return true;
+    return files;
   }
   std::error_code ec;
   if (fs::is_directory(filename, ec)) {
@@ -225,19 +234,15 @@ bool collect_inputs(const std::string& filename, std::vector<std::string>& files
       std::string ext = it->path().extension().string();
       if (ext == ".yaml" || ext == ".yml" || ext == ".json") files.push_back(it->path().string());
     }
-    if (ec) {
-      err << "Error: cannot read directory " << filename << ": " << ec.message() << '\n';
-      return false;
-    }
+    if (ec) return api::Error{"cannot read directory " + filename + ": " + ec.message()};
     std::sort(files.begin(), files.end());
-    return true;
+    return files;
   }
-  if (!fs::exists(filename, ec)) {
-    err << "Error: cannot read " << filename << ": no such file or directory\n";
-    return false;
-  }
+  if (!fs::exists(filename, ec))
+    return api::make_error(api::ErrorKind::kNotFound,
+                           "cannot read " + filename + ": no such file or directory");
   files.push_back(filename);
-  return true;
+  return files;
 }
 
 // Writes `text` to `path` through a temporary file in the same directory, so that readers
@@ -294,8 +299,11 @@ int run_kube_inject(const KubeInjectOptions& opts, Context& ctx) {
   bool have_config = false, have_values = false, have_mesh = false;
 
   if (!opts.inject_config_file.empty()) {
-    auto text = read_file(opts.inject_config_file, ctx.err);
-    if (!text) return kExitError;
+    auto text = read_file(opts.inject_config_file);
+    if (!text.ok()) {
+      ctx.err << "Error: " << text.message() << '\n';
+      return kExitError;
+    }
     if (auto config = configmap_key(*text, "config")) {
       sources.config = inject_config_from_file(*config);
       values_from_config_file = configmap_key(*text, "values");
@@ -305,8 +313,11 @@ int run_kube_inject(const KubeInjectOptions& opts, Context& ctx) {
     have_config = true;
   }
   if (!opts.values_file.empty()) {
-    auto text = read_file(opts.values_file, ctx.err);
-    if (!text) return kExitError;
+    auto text = read_file(opts.values_file);
+    if (!text.ok()) {
+      ctx.err << "Error: " << text.message() << '\n';
+      return kExitError;
+    }
     sources.values = configmap_key(*text, "values").value_or(*text);
     have_values = true;
   } else if (values_from_config_file) {
@@ -314,8 +325,11 @@ int run_kube_inject(const KubeInjectOptions& opts, Context& ctx) {
     have_values = true;
   }
   if (!opts.mesh_config_file.empty()) {
-    auto text = read_file(opts.mesh_config_file, ctx.err);
-    if (!text) return kExitError;
+    auto text = read_file(opts.mesh_config_file);
+    if (!text.ok()) {
+      ctx.err << "Error: " << text.message() << '\n';
+      return kExitError;
+    }
     sources.mesh = configmap_key(*text, "mesh").value_or(*text);
     have_mesh = true;
   }
@@ -354,17 +368,23 @@ int run_kube_inject(const KubeInjectOptions& opts, Context& ctx) {
     return kExitError;
   }
 
-  std::vector<std::string> files;
-  if (!collect_inputs(opts.filename, files, ctx.err)) return kExitError;
+  auto files = collect_inputs(opts.filename);
+  if (!files.ok()) {
+    ctx.err << "Error: " << files.message() << '\n';
+    return kExitError;
+  }
   std::string output;
   inject::KubeInjectReport report;
-  for (const std::string& file : files) {
+  for (const std::string& file : *files) {
     std::string text;
     if (file == "-") {
       text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     } else {
-      auto read = read_file(file, ctx.err);
-      if (!read) return kExitError;
+      auto read = read_file(file);
+      if (!read.ok()) {
+        ctx.err << "Error: " << read.message() << '\n';
+        return kExitError;
+      }
       text = std::move(*read);
     }
     auto injected = inject::inject_stream(**snapshot, text, report);

@@ -28,27 +28,12 @@ void retarget(Value* selector, std::string_view tag, Allocator& a) {
   }
 }
 
-Value expression(std::string_view key, std::string_view op,
-                 std::initializer_list<std::string_view> values, Allocator& a) {
-  Value e(rapidjson::kObjectType);
-  e.AddMember("key", api::make_string(key, a), a);
-  e.AddMember("operator", api::make_string(op, a), a);
-  if (values.size() > 0) {
-    Value v(rapidjson::kArrayType);
-    for (std::string_view s : values)
-      v.PushBack(api::make_string(s, a), a);
-    e.AddMember("values", v, a);
-  }
-  return e;
-}
-
-Value selector(std::initializer_list<Value*> exprs, Allocator& a) {
-  Value list(rapidjson::kArrayType);
-  for (Value* e : exprs)
-    list.PushBack(*e, a);
-  Value s(rapidjson::kObjectType);
-  s.AddMember("matchExpressions", list, a);
-  return s;
+// The selector of a legacy entry, as the webhook reconciler also writes it.
+Value selector(api::InjectionEntry entry, bool namespace_side, Allocator& a) {
+  auto d = api::parse_json(api::injection_selector_json(entry, namespace_side));
+  Value v;
+  v.CopyFrom(*d, a);
+  return v;
 }
 
 // A copy of `entry` renamed and with new selectors, keeping clientConfig, rules and the rest.
@@ -136,18 +121,14 @@ api::Result<rapidjson::Document> generate_tag_webhook(const rapidjson::Value& re
 
   if (tag == "default") {
     // The legacy selectors of the default revision (reference §2.1), calling this revision.
-    Value not_false = expression("sidecar.istio.io/inject", "NotIn", {"false"}, a);
-    Value enabled = expression("istio-injection", "In", {"enabled"}, a);
+    using api::InjectionEntry;
     entries.PushBack(legacy_entry(*rev_namespace, "namespace.sidecar-injector.istio.io",
-                                  selector({&enabled}, a), selector({&not_false}, a), a),
+                                  selector(InjectionEntry::kNamespace, true, a),
+                                  selector(InjectionEntry::kNamespace, false, a), a),
                      a);
-    Value no_injection = expression("istio-injection", "DoesNotExist", {}, a);
-    Value no_rev = expression("istio.io/rev", "DoesNotExist", {}, a);
-    Value inject_true = expression("sidecar.istio.io/inject", "In", {"true"}, a);
-    Value no_rev_obj = expression("istio.io/rev", "DoesNotExist", {}, a);
     entries.PushBack(legacy_entry(*rev_namespace, "object.sidecar-injector.istio.io",
-                                  selector({&no_injection, &no_rev}, a),
-                                  selector({&inject_true, &no_rev_obj}, a), a),
+                                  selector(InjectionEntry::kObject, true, a),
+                                  selector(InjectionEntry::kObject, false, a), a),
                      a);
   }
   out.AddMember("webhooks", entries, a);

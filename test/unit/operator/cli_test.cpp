@@ -121,5 +121,23 @@ TEST(Cli, BadLogLevelIsUsageError) {
   EXPECT_EQ(r.code, kExitUsage);
 }
 
+// kube-inject's input errors name the file and change nothing (no output).
+TEST(Cli, KubeInjectMissingInputNamesIt) {
+  auto r = run_args({"kube-inject", "-f", "/nonexistent/deploy.yaml"});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_EQ(r.err, "Error: cannot read /nonexistent/deploy.yaml: no such file or directory\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, KubeInjectMissingConfigFileNamesIt) {
+  for (const char* flag : {"--injectConfigFile", "--valuesFile", "--meshConfigFile"}) {
+    auto r = run_args({"kube-inject", flag, "/nonexistent/config.yaml", "-f", "-"});
+    EXPECT_EQ(r.code, kExitError) << flag;
+    EXPECT_EQ(r.err, "Error: cannot read /nonexistent/config.yaml: no such file or not readable\n")
+        << flag;
+    EXPECT_EQ(r.out, "") << flag;
+  }
+}
+
 }  // namespace
 }  // namespace meshop::cli
