@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "api/mesh_conventions.hpp"
 #include "api/yaml.hpp"
 #include "operator/manifest/chart_sets.hpp"
 #include "operator/manifest/tree_path.hpp"
@@ -285,6 +286,42 @@ TEST(Webhook, DefaultRevisionAddsLegacySelectorsAndAutoOnlyWhenEnabledByDefault)
   EXPECT_EQ(
       json_at(autow, "/objectSelector"),
       R"({"matchExpressions":[{"key":"sidecar.istio.io/inject","operator":"DoesNotExist"},{"key":"istio.io/rev","operator":"DoesNotExist"}]})");
+}
+
+// The selectors meshop writes itself (the webhooks reconciler's auto. entry and check, meshop
+// tag's legacy entries: api::injection_selector_json) are the charts' own, entry by entry.
+TEST(Webhook, MeshopsSelectorsAreTheChartsOwn) {
+  using api::InjectionEntry;
+  const std::vector<std::pair<std::string, InjectionEntry>> entries = {
+      {"rev.namespace.sidecar-injector.istio.io", InjectionEntry::kRevNamespace},
+      {"rev.object.sidecar-injector.istio.io", InjectionEntry::kRevObject},
+      {"namespace.sidecar-injector.istio.io", InjectionEntry::kNamespace},
+      {"object.sidecar-injector.istio.io", InjectionEntry::kObject},
+      {"auto.sidecar-injector.istio.io", InjectionEntry::kAuto}};
+  for (const char* revision : {"", "canary"}) {
+    auto r = render_texts({}, {"values.sidecarInjectorWebhook.enableNamespacesByDefault=true"},
+                          revision);
+    ASSERT_TRUE(r.ok()) << r.message();
+    std::string name = *revision == 0 ? "istio-sidecar-injector"
+                                      : std::string("istio-sidecar-injector-") + revision;
+    const api::Value* mwc = find_object(*r, "MutatingWebhookConfiguration", name);
+    ASSERT_NE(mwc, nullptr) << name;
+    std::size_t checked = 0;
+    for (const api::Value& w : (*mwc)["webhooks"].GetArray()) {
+      std::string entry = api::string_at(w, {"name"});
+      auto it = std::find_if(entries.begin(), entries.end(),
+                             [&](const auto& e) { return e.first == entry; });
+      ASSERT_NE(it, entries.end()) << entry;
+      std::string rev = *revision == 0 ? "default" : revision;
+      EXPECT_EQ(json_at(w, "/namespaceSelector"),
+                api::injection_selector_json(it->second, true, rev))
+          << name << " " << entry;
+      EXPECT_EQ(json_at(w, "/objectSelector"), api::injection_selector_json(it->second, false, rev))
+          << name << " " << entry;
+      ++checked;
+    }
+    EXPECT_EQ(checked, *revision == 0 ? 5u : 2u) << name;
+  }
 }
 
 TEST(Webhook, OutsideIstioSystemTheNameCarriesTheNamespace) {
