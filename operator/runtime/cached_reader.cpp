@@ -361,9 +361,21 @@ kube::Task<kube::Result<kube::ResourceType>> CachedReader::discover(std::string 
     count("discover", by_kind, true, "");
     co_return it->second;
   }
+  if (auto it = unserved_.find(key); it != unserved_.end()) {
+    if (clock_->now() < it->second.until) {
+      count("discover", by_kind, true, "");
+      co_return it->second.error;
+    }
+    unserved_.erase(it);
+  }
   count("discover", by_kind, false, "not yet resolved");
   auto type = co_await inner_->discover(api_version, kind);
-  if (type) discovered_.emplace(key, *type);
+  if (type) {
+    discovered_.emplace(key, *type);
+  } else if (type.error().is(kube::ErrorKind::kNotFound)) {
+    unserved_.insert_or_assign(key,
+                               Unserved{type.error(), clock_->now() + options_.unserved_horizon});
+  }
   co_return type;
 }
 

@@ -66,6 +66,11 @@ namespace meshop::runtime {
 struct CachedReaderOptions {
   // How long a write not yet seen by the stores sends reads of its object to the apiserver.
   Duration write_horizon = std::chrono::seconds(30);
+  // How long an answer "the server has no such resource" (404 NotFound) to discover() is
+  // repeated without asking again: an optional kind (NetworkAttachmentDefinition without
+  // Multus) costs one discovery request per minute instead of one per pass, and a CRD
+  // installed later is found within that time.
+  Duration unserved_horizon = std::chrono::seconds(60);
 };
 
 class CachedReader final : public kube::Reader, public std::enable_shared_from_this<CachedReader> {
@@ -121,6 +126,11 @@ class CachedReader final : public kube::Reader, public std::enable_shared_from_t
   std::shared_ptr<Pending> pending_;
   std::set<const Store*> tracked_stores_;  // stores given a handler for pending_
   std::map<std::string, kube::ResourceType> discovered_;
+  struct Unserved {
+    kube::Error error;
+    TimePoint until;
+  };
+  std::map<std::string, Unserved> unserved_;  // NotFound answers of discover(), until `until`
   std::set<std::pair<std::string, std::string>> logged_;  // (resource, reason) logged once
   metrics::Family<metrics::Counter>* requests_ = nullptr;
   Counts counts_;

@@ -287,5 +287,31 @@ TEST_F(CachedReaderTest, DiscoverIsRememberedOnceResolved) {
   EXPECT_EQ(reader->counts().discovers_served, 2u);
 }
 
+// An optional kind the cluster does not serve (NetworkAttachmentDefinition without Multus): the
+// 404 is repeated for a minute without a request, then asked again, so a CRD installed later is
+// found. Other errors (a lost connection) are never remembered.
+TEST_F(CachedReaderTest, AnUnservedKindIsAskedAgainOnlyAfterTheHorizon) {
+  make_reader();
+  const std::string nad = "NetworkAttachmentDefinition";
+  api->fail("discover", nad,
+            {404, "NotFound", "the server could not find the requested resource", std::nullopt});
+  for (int i = 0; i < 3; ++i) {
+    auto t = run_task(ioc, reader->discover("k8s.cni.cncf.io/v1", nad));
+    ASSERT_FALSE(t.ok());
+    EXPECT_TRUE(t.error().is(kube::ErrorKind::kNotFound)) << t.message();
+  }
+  EXPECT_EQ(api->calls_of("discover").size(), 1u);
+  clock.advance(CachedReaderOptions{}.unserved_horizon + std::chrono::seconds(1));
+  EXPECT_FALSE(run_task(ioc, reader->discover("k8s.cni.cncf.io/v1", nad)).ok());
+  EXPECT_EQ(api->calls_of("discover").size(), 2u);
+
+  api = std::make_shared<FakeApi>();  // the CRD is now installed
+  make_reader();
+  api->fail("discover", nad, {503, "ServiceUnavailable", "try later", std::nullopt}, {}, 1);
+  EXPECT_FALSE(run_task(ioc, reader->discover("k8s.cni.cncf.io/v1", nad)).ok());
+  EXPECT_TRUE(run_task(ioc, reader->discover("k8s.cni.cncf.io/v1", nad)).ok());
+  EXPECT_EQ(api->calls_of("discover").size(), 2u);
+}
+
 }  // namespace
 }  // namespace meshop::runtime
