@@ -22,9 +22,12 @@
 # Everything (certificates, etcd data, logs, pids, kubeconfig) lives under one directory:
 # --dir DIR, else $MESHOP_CLUSTER_DIR, else .cluster/ in the repository. Ports are picked
 # free on 127.0.0.1, so clusters in different directories run side by side.
-# Environment: MESHOP_CLUSTER_NODES (default 1) kwok Nodes to create; MESHOP_CLUSTER_SYNCS
-# (default 5, kube-controller-manager's) workers of the Deployment and ReplicaSet controllers:
-# a cluster of 10,000 Deployments fills faster with more.
+# Environment: MESHOP_CLUSTER_NODES (default 1) kwok Nodes to create. For clusters of 100k pods
+# (hack/bench-run-scale.sh): MESHOP_CLUSTER_SYNCS (default 5, kube-controller-manager's) workers
+# of the Deployment and ReplicaSet controllers; MESHOP_CLUSTER_KWOK_PARALLELISM (default 4,
+# kwok's) pods kwok moves to Running at once; MESHOP_CLUSTER_CONTROLLERS (default: the list
+# below) kube-controller-manager's controllers (its garbage collector alone holds GiBs at 100k
+# pods); GOGC is passed to every component as to any Go program.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -167,6 +170,15 @@ record() {
 }
 
 cmd_up() {
+  # A cluster whose etcd and apiserver run keeps its data: components stopped on purpose (e.g.
+  # the scheduler by bench-run-scale.sh) are started again.
+  if [ -f "$dir/admin.kubeconfig" ] && running etcd && running kube-apiserver; then
+    local c
+    for c in "${components[@]}"; do
+      running "$c" || { log "starting $c again"; start "$c"; }
+    done
+    wait_until 60 "kube-apiserver /readyz" api_ready
+  fi
   if [ -f "$dir/admin.kubeconfig" ] && cmd_status >/dev/null 2>&1; then
     log "already up in $dir"
     echo "$dir/admin.kubeconfig"
@@ -215,7 +227,7 @@ cmd_up() {
     --authentication-kubeconfig="$dir/admin.kubeconfig" \
     --authorization-kubeconfig="$dir/admin.kubeconfig" \
     --leader-elect=false --bind-address=127.0.0.1 --secure-port="$(cat "$dir/ports/kcm")" \
-    --controllers=deployment-controller,replicaset-controller,statefulset-controller,daemonset-controller,job-controller,cronjob-controller,replicationcontroller-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,node-lifecycle-controller,pod-garbage-collector-controller,disruption-controller,endpointslice-controller,ttl-after-finished-controller \
+    --controllers="${MESHOP_CLUSTER_CONTROLLERS:-deployment-controller,replicaset-controller,statefulset-controller,daemonset-controller,job-controller,cronjob-controller,replicationcontroller-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,node-lifecycle-controller,pod-garbage-collector-controller,disruption-controller,endpointslice-controller,ttl-after-finished-controller}" \
     --service-account-private-key-file="$dir/pki/sa.key" --root-ca-file="$dir/pki/ca.crt" \
     --kube-api-qps=200 --kube-api-burst=400 --profiling=false \
     --concurrent-deployment-syncs="${MESHOP_CLUSTER_SYNCS:-5}" \
@@ -230,7 +242,18 @@ cmd_up() {
     --profiling=false
   start kube-scheduler
 
+  # kwok's options document replaces its defaults: every parallelism is given.
+  cat > "$dir/kwok-options.yaml" <<EOF
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  podPlayStageParallelism: ${MESHOP_CLUSTER_KWOK_PARALLELISM:-4}
+  nodePlayStageParallelism: 4
+  nodeLeaseParallelism: 4
+  podsOnNodeSyncParallelism: 4
+EOF
   record kwok "$bin/kwok" --kubeconfig="$dir/admin.kubeconfig" --config="$bin/kwok-stages.yaml" \
+    --config="$dir/kwok-options.yaml" \
     --manage-all-nodes=true --node-lease-duration-seconds=40 \
     --cidr=10.244.0.0/16 --node-ip=10.0.0.1
   start kwok
