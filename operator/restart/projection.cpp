@@ -90,14 +90,17 @@ void project_workload(rapidjson::Document& object, std::string_view api_version,
         ++m;
     if (ann->MemberCount() == 0) meta->RemoveMember("annotations");
   }
-  // Conditions are read by type, status, reason and message; their times change on every
-  // rollout and would make each workload's status its own.
+  // Conditions are read by type, status and reason, and a condition that is not True by its
+  // message too (a stalled rollout's Progressing: halt.cpp). Their times, and a True one's
+  // message ("ReplicaSet \"web-5d8c\" has successfully progressed."), are read by nobody and
+  // would make each workload's status its own instead of one shared part.
   if (rapidjson::Value* conds = api::find(object, "/status/conditions");
       conds != nullptr && conds->IsArray())
     for (rapidjson::Value& c : conds->GetArray())
       if (c.IsObject()) {
         c.RemoveMember("lastUpdateTime");
         c.RemoveMember("lastTransitionTime");
+        if (api::string_at(c, {"status"}) == "True") c.RemoveMember("message");
       }
 }
 

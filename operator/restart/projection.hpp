@@ -33,7 +33,8 @@ void project_whole(rapidjson::Document& object, std::string_view api_version,
                    std::string_view kind);
 // A workload of the restart planner's watches (reconcilers/watches.cpp every()): project_whole,
 // less what no planner, rollout follower or executor reads: the deployment.kubernetes.io/
-// annotations and the conditions' lastUpdateTime and lastTransitionTime. A ReplicaSet that a
+// annotations, the conditions' lastUpdateTime and lastTransitionTime, and the message of a
+// condition whose status is True (only a False or Unknown one's is read). A ReplicaSet that a
 // controller owns (a Deployment's) is only a link from its pods to that controller: its
 // metadata.{name,namespace,uid,resourceVersion,ownerReferences} are kept, no spec or status
 // (the plan and the rollout read its Deployment's). A plan over projected workloads equals the
