@@ -36,7 +36,8 @@ void project_whole(rapidjson::Document& object, std::string_view api_version,
 // annotations, the conditions' lastUpdateTime and lastTransitionTime, and the message of a
 // condition whose status is True (only a False or Unknown one's is read). A ReplicaSet that a
 // controller owns (a Deployment's) is only a link from its pods to that controller: its
-// metadata.{name,namespace,uid,resourceVersion,ownerReferences} are kept, no spec or status
+// metadata.{name,namespace,uid,resourceVersion,ownerReferences} are kept (the references without
+// blockOwnerDeletion), no spec or status
 // (the plan and the rollout read its Deployment's). A plan over projected workloads equals the
 // plan over the whole ones (projection_test).
 void project_workload(rapidjson::Document& object, std::string_view api_version,

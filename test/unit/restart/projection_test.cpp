@@ -289,7 +289,7 @@ TEST(ProjectWorkload, AnOwnedReplicaSetIsOnlyALinkAndAnOwnerlessOneStaysWhole) {
   const std::string rs =
       R"({"metadata":{"name":"w-1","namespace":"ns-a","uid":"rs-1","resourceVersion":"5",
       "labels":{"app":"w"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment",
-      "name":"w","uid":"d-1","controller":true}]},"spec":{"replicas":2,"template":{"spec":{
+      "name":"w","uid":"d-1","controller":true,"blockOwnerDeletion":true}]},"spec":{"replicas":2,"template":{"spec":{
       "containers":[{"name":"app","image":"app:1"}]}}},"status":{"replicas":2}})";
   rapidjson::Document owned = parse(rs);
   project_workload(owned, "apps/v1", "ReplicaSet");
