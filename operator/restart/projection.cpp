@@ -74,9 +74,15 @@ void project_workload(rapidjson::Document& object, std::string_view api_version,
     auto& a = out.GetAllocator();
     out.AddMember("apiVersion", api::make_string(api_version, a), a);
     out.AddMember("kind", api::make_string(kind, a), a);
-    out.AddMember(
-        "metadata",
-        pick(*meta, {"name", "namespace", "uid", "resourceVersion", "ownerReferences"}, a), a);
+    rapidjson::Value m = pick(*meta, {"name", "namespace", "uid", "resourceVersion"}, a);
+    if (const rapidjson::Value* refs = api::find_member(*meta, "ownerReferences");
+        refs != nullptr && refs->IsArray()) {
+      rapidjson::Value kept(rapidjson::kArrayType);
+      for (const rapidjson::Value& r : refs->GetArray())
+        kept.PushBack(pick(r, {"apiVersion", "kind", "name", "uid", "controller"}, a), a);
+      m.AddMember("ownerReferences", kept, a);
+    }
+    out.AddMember("metadata", m, a);
     object.Swap(out);
     return;
   }

@@ -233,7 +233,7 @@ TEST(ProjectWorkload, DropsOnlyWhatNobodyReads) {
   rapidjson::Document d = parse(deployment("Deployment", "ns-a"));
   auto& a = d.GetAllocator();
   d["metadata"].AddMember("annotations", rapidjson::Value(parse(kDeploymentAnnotations), a), a);
-  d["metadata"].AddMember("generation", 2, a);
+  d["metadata"].AddMember("generation", 1, a);
   d["metadata"].AddMember("managedFields", rapidjson::Value(parse(R"([{"manager":"kubectl"}])"), a),
                           a);
   d.AddMember("status", rapidjson::Value(parse(kDeploymentStatus), a), a);
