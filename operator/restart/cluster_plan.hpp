@@ -31,7 +31,7 @@
 
 namespace meshop::restart {
 
-// The objects of one kind in a view: shared immutable documents (the same type as
+// The objects of one kind in a view: shared immutable values (the same type as
 // runtime::Object), so a view taken from informer stores shares their objects instead of
 // copying them. Iterating yields `const rapidjson::Value&`.
 class ObjectList {

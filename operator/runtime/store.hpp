@@ -7,7 +7,8 @@
 //   for (const Object& cm : store.by_index(kIndexNamespace, "istio-system")) ...
 //
 // Contract:
-// - Objects are immutable shared documents (object.hpp), keyed "namespace/name".
+// - Objects are immutable shared values (object.hpp), keyed "namespace/name" (the key is read
+//   from the object itself, not stored beside it).
 // - The projection (if any) runs on every object before it is stored or handed to handlers:
 //   it keeps only what users need (e.g. drops managedFields) so memory stays flat.
 // - apply() inserts or replaces one object (on_add or on_update(old, new)); remove() deletes
