@@ -221,7 +221,7 @@ std::string status_patch(const StatusReport& report, std::int64_t generation,
 // The live object of an ObjectId as a watch cache holds it (full, or metadata only: only
 // metadata.resourceVersion is read), nullptr when the cache does not have it or does not
 // cover its kind. See InstallConfig::live.
-using LiveLookup = std::function<std::shared_ptr<const rapidjson::Document>(const ObjectId&)>;
+using LiveLookup = std::function<std::shared_ptr<const rapidjson::Value>(const ObjectId&)>;
 
 struct InstallConfig {
   std::string field_manager = "meshop";

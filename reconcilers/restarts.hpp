@@ -88,8 +88,9 @@ class PodIndex {
 
 // The informer stores a pass reads instead of listing (`meshop run`). Each must hold every
 // object of its kind cluster-wide (or of the control-plane namespace where said), with apiVersion
-// and kind set, workloads and PDBs whole (restart::project_whole), pods and nodes at least as
-// restart::project_pod / project_node keep them. The stores must outlive the reconciler.
+// and kind set (but on the pods a controller owns), workloads and PDBs at least as
+// restart::project_workload keeps them, pods and nodes at least as restart::project_pod /
+// project_node keep them. The stores must outlive the reconciler.
 struct RestartsCache {
   const runtime::Store* namespaces = nullptr;
   const runtime::Store* webhook_configurations = nullptr;

@@ -250,7 +250,7 @@ api::Result<RevisionsReport> evaluate(const RevisionsView& view) {
 
   // Owners: the oldest IstioOperator of each revision (reconcilers/ownership.hpp).
   std::vector<OperatorRef> refs;
-  for (const rapidjson::Document& iop : view.istio_operators) {
+  for (const rapidjson::Value& iop : view.istio_operators) {
     refs.push_back(operator_ref(iop));
     report.revisions[refs.back().revision];
   }
@@ -260,7 +260,7 @@ api::Result<RevisionsReport> evaluate(const RevisionsView& view) {
   }
 
   // Namespaces.
-  for (const rapidjson::Document& ns : view.namespaces)
+  for (const rapidjson::Value& ns : view.namespaces)
     report.namespaces.push_back(evaluate_namespace(ns, *entries));
   std::sort(report.namespaces.begin(), report.namespaces.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -286,7 +286,7 @@ api::Result<RevisionsReport> evaluate(const RevisionsView& view) {
       report.revisions[v.requested_revision].requested_by.push_back(v.name);
 
   // Pods: running the revision that serves their namespace, and carrying a revision at all.
-  for (const rapidjson::Document& pod : view.pods) {
+  for (const rapidjson::Value& pod : view.pods) {
     if (pod_gone(pod)) continue;
     restart::PodState state = restart::observe_pod(pod);
     std::string carried = state.injected ? state.revision : std::string();
@@ -609,7 +609,7 @@ kube::Task<api::Result<RevisionsReport>> RevisionsReconciler::pass() {
 
 void RevisionsReconciler::record_events(const RevisionsReport& report, const RevisionsView& view) {
   std::map<std::string, const rapidjson::Value*> objects;
-  for (const rapidjson::Document& ns : view.namespaces)
+  for (const rapidjson::Value& ns : view.namespaces)
     objects[api::string_at(ns, {"metadata", "name"})] = &ns;
   for (auto it = last_state_.begin(); it != last_state_.end();)
     it = objects.count(it->first) ? std::next(it) : last_state_.erase(it);  // namespace gone
@@ -683,7 +683,7 @@ kube::Task<api::Status> RevisionsReconciler::write_status(const RevisionsReport&
   next_deadline_.reset();
   watching_unused_ = false;
   std::set<std::string> seen;
-  for (const rapidjson::Document& iop : view.istio_operators) {
+  for (const rapidjson::Value& iop : view.istio_operators) {
     seen.insert(key_of(iop));
     std::optional<InUseDecision> use;
     if (auto written = co_await write_one_status(report, iop, now, use); !written)

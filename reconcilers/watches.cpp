@@ -28,7 +28,11 @@ runtime::WatchSpec istio_operators() {
 }
 
 runtime::WatchSpec namespaces() {
-  return spec(kube::resources::kNamespaces);
+  runtime::WatchSpec s = spec(kube::resources::kNamespaces);
+  // Every namespace's spec ({"finalizers":["kubernetes"]}) and status ({"phase":"Active"}) are
+  // the same: kept once (the store still reads whole, so the CachedReader may serve it).
+  s.shared_paths = {"/spec", "/status"};
+  return s;
 }
 
 runtime::WatchSpec mutating_webhook_configurations() {
@@ -77,12 +81,15 @@ runtime::WatchSpec pods() {
 runtime::WatchSpec every(const kube::ResourceType& type) {
   runtime::WatchSpec s = paged(spec(type));
   s.projection = [api_version = type.api_version(), kind = type.kind](rapidjson::Document& o) {
-    restart::project_whole(o, api_version, kind);
+    restart::project_workload(o, api_version, kind);
   };
-  s.projection_name = "restart::project_whole";
+  s.projection_name = "restart::project_workload";
   s.name = type.resource + "-all";
-  // A Deployment's pod template is its ReplicaSets' too (less the pod-template-hash label).
-  s.shared_paths = {"/spec/template/spec", "/spec/selector"};
+  // Workloads made from one manifest (or one chart) differ in name, uid and times: their
+  // labels, spec and, while they are healthy, status (project_workload drops the times and
+  // messages that made each its own) are kept once. A Deployment's ReplicaSets keep no spec
+  // (project_workload), so its template is not shared with them any more.
+  s.shared_paths = {"/metadata/labels", "/spec", "/status"};
   return s;
 }
 

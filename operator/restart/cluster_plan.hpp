@@ -31,20 +31,20 @@
 
 namespace meshop::restart {
 
-// The objects of one kind in a view: shared immutable documents (the same type as
+// The objects of one kind in a view: shared immutable values (the same type as
 // runtime::Object), so a view taken from informer stores shares their objects instead of
-// copying them. Iterating yields `const rapidjson::Document&`.
+// copying them. Iterating yields `const rapidjson::Value&`.
 class ObjectList {
  public:
-  using Item = std::shared_ptr<const rapidjson::Document>;
+  using Item = std::shared_ptr<const rapidjson::Value>;
 
   class const_iterator {
    public:
     using iterator_category = std::forward_iterator_tag;
-    using value_type = rapidjson::Document;
+    using value_type = rapidjson::Value;
     using difference_type = std::ptrdiff_t;
-    using pointer = const rapidjson::Document*;
-    using reference = const rapidjson::Document&;
+    using pointer = const rapidjson::Value*;
+    using reference = const rapidjson::Value&;
     const_iterator() = default;
     explicit const_iterator(std::vector<Item>::const_iterator it) : it_(it) {}
     reference operator*() const { return **it_; }
@@ -75,7 +75,7 @@ class ObjectList {
   void clear() { items_.clear(); }
   std::size_t size() const { return items_.size(); }
   bool empty() const { return items_.empty(); }
-  const rapidjson::Document& operator[](std::size_t i) const { return *items_[i]; }
+  const rapidjson::Value& operator[](std::size_t i) const { return *items_[i]; }
   // The shared object itself (to keep it alive past the list).
   const Item& item(std::size_t i) const { return items_[i]; }
   const_iterator begin() const { return const_iterator(items_.begin()); }

@@ -62,6 +62,54 @@ void project_whole(rapidjson::Document& object, std::string_view api_version,
   set_type(object, api_version, kind);
 }
 
+void project_workload(rapidjson::Document& object, std::string_view api_version,
+                      std::string_view kind) {
+  project_whole(object, api_version, kind);
+  if (!object.IsObject()) return;
+  rapidjson::Value* meta = api::find_member(object, "metadata");
+  if (meta == nullptr || !meta->IsObject()) return;
+  if (kind == "ReplicaSet" && has_controller(*meta)) {
+    // Only a link from its pods to its Deployment: what the ownership walk reads.
+    rapidjson::Document out(rapidjson::kObjectType);
+    auto& a = out.GetAllocator();
+    out.AddMember("apiVersion", api::make_string(api_version, a), a);
+    out.AddMember("kind", api::make_string(kind, a), a);
+    rapidjson::Value m = pick(*meta, {"name", "namespace", "uid", "resourceVersion"}, a);
+    if (const rapidjson::Value* refs = api::find_member(*meta, "ownerReferences");
+        refs != nullptr && refs->IsArray()) {
+      rapidjson::Value kept(rapidjson::kArrayType);
+      for (const rapidjson::Value& r : refs->GetArray())
+        kept.PushBack(pick(r, {"apiVersion", "kind", "name", "uid", "controller"}, a), a);
+      m.AddMember("ownerReferences", kept, a);
+    }
+    out.AddMember("metadata", m, a);
+    object.Swap(out);
+    return;
+  }
+  // The deployment controller's bookkeeping (deployment.kubernetes.io/revision, ...).
+  if (rapidjson::Value* ann = api::find_member(*meta, "annotations");
+      ann != nullptr && ann->IsObject()) {
+    for (auto m = ann->MemberBegin(); m != ann->MemberEnd();)
+      if (api::string_view_of(m->name).starts_with("deployment.kubernetes.io/"))
+        m = ann->EraseMember(m);
+      else
+        ++m;
+    if (ann->MemberCount() == 0) meta->RemoveMember("annotations");
+  }
+  // Conditions are read by type, status and reason, and a condition that is not True by its
+  // message too (a stalled rollout's Progressing: halt.cpp). Their times, and a True one's
+  // message ("ReplicaSet \"web-5d8c\" has successfully progressed."), are read by nobody and
+  // would make each workload's status its own instead of one shared part.
+  if (rapidjson::Value* conds = api::find(object, "/status/conditions");
+      conds != nullptr && conds->IsArray())
+    for (rapidjson::Value& c : conds->GetArray())
+      if (c.IsObject()) {
+        c.RemoveMember("lastUpdateTime");
+        c.RemoveMember("lastTransitionTime");
+        if (api::string_at(c, {"status"}) == "True") c.RemoveMember("message");
+      }
+}
+
 void project_pod(rapidjson::Document& pod) {
   if (!pod.IsObject()) return;
   const rapidjson::Value* meta = api::find_member(pod, "metadata");
@@ -71,12 +119,10 @@ void project_pod(rapidjson::Document& pod) {
   }
   rapidjson::Document out(rapidjson::kObjectType);
   auto& a = out.GetAllocator();
-  out.AddMember("apiVersion", "v1", a);
-  out.AddMember("kind", "Pod", a);
-  rapidjson::Value m = pick(*meta,
-                            {"name", "namespace", "uid", "resourceVersion", "creationTimestamp",
-                             "deletionTimestamp", "labels"},
-                            a);
+  rapidjson::Value m = pick(
+      *meta,
+      {"name", "namespace", "resourceVersion", "creationTimestamp", "deletionTimestamp", "labels"},
+      a);
   if (const rapidjson::Value* refs = api::find_member(*meta, "ownerReferences");
       refs != nullptr && refs->IsArray()) {
     rapidjson::Value kept(rapidjson::kArrayType);

@@ -32,67 +32,28 @@ static_assert(sizeof(rapidjson::Value) == 16, "RapidJSON's 48-bit pointer layout
 // Member names too long to be held inline that most stored objects have: a compact copy refers
 // to these (RapidJSON copies a constant string as a reference) instead of copying them into
 // every object.
-constexpr const char* kKnownNames[] = {"resourceVersion",
-                                       "creationTimestamp",
-                                       "deletionTimestamp",
-                                       "ownerReferences",
-                                       "blockOwnerDeletion",
-                                       "deletionGracePeriodSeconds",
-                                       "observedGeneration",
-                                       "availableReplicas",
-                                       "updatedReplicas",
-                                       "readyReplicas",
-                                       "fullyLabeledReplicas",
-                                       "unavailableReplicas",
-                                       "terminatingReplicas",
-                                       "collisionCount",
-                                       "lastTransitionTime",
-                                       "lastUpdateTime",
-                                       "lastHeartbeatTime",
-                                       "progressDeadlineSeconds",
-                                       "revisionHistoryLimit",
-                                       "minReadySeconds",
-                                       "initContainers",
-                                       "ephemeralContainers",
-                                       "containerStatuses",
-                                       "initContainerStatuses",
-                                       "terminationMessagePath",
-                                       "terminationMessagePolicy",
-                                       "imagePullPolicy",
-                                       "imagePullSecrets",
-                                       "securityContext",
-                                       "serviceAccountName",
-                                       "serviceAccount",
-                                       "automountServiceAccountToken",
-                                       "terminationGracePeriodSeconds",
-                                       "enableServiceLinks",
-                                       "preemptionPolicy",
-                                       "readinessProbe",
-                                       "livenessProbe",
-                                       "startupProbe",
-                                       "volumeMounts",
-                                       "matchLabels",
-                                       "matchExpressions",
-                                       "rollingUpdate",
-                                       "maxUnavailable",
-                                       "updateStrategy",
-                                       "podManagementPolicy",
-                                       "currentReplicas",
-                                       "currentRevision",
-                                       "updateRevision",
-                                       "numberAvailable",
-                                       "numberReady",
-                                       "desiredNumberScheduled",
-                                       "currentNumberScheduled",
-                                       "updatedNumberScheduled",
-                                       "numberMisscheduled",
-                                       "numberUnavailable",
-                                       "kubeletVersion",
-                                       "disruptionsAllowed",
-                                       "currentHealthy",
-                                       "desiredHealthy",
-                                       "expectedPods",
-                                       "pod-template-hash"};
+constexpr const char* kKnownNames[] = {
+    "resourceVersion", "creationTimestamp", "deletionTimestamp", "ownerReferences",
+    "blockOwnerDeletion", "deletionGracePeriodSeconds", "observedGeneration", "availableReplicas",
+    "updatedReplicas", "readyReplicas", "fullyLabeledReplicas", "unavailableReplicas",
+    "terminatingReplicas", "collisionCount", "lastTransitionTime", "lastUpdateTime",
+    "lastHeartbeatTime", "progressDeadlineSeconds", "revisionHistoryLimit", "minReadySeconds",
+    "initContainers", "ephemeralContainers", "containerStatuses", "initContainerStatuses",
+    "terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy", "imagePullSecrets",
+    "securityContext", "serviceAccountName", "serviceAccount", "automountServiceAccountToken",
+    "terminationGracePeriodSeconds", "enableServiceLinks", "preemptionPolicy", "readinessProbe",
+    "livenessProbe", "startupProbe", "volumeMounts", "matchLabels", "matchExpressions",
+    "rollingUpdate", "maxUnavailable", "updateStrategy", "podManagementPolicy", "currentReplicas",
+    "currentRevision", "updateRevision", "numberAvailable", "numberReady", "desiredNumberScheduled",
+    "currentNumberScheduled", "updatedNumberScheduled", "numberMisscheduled", "numberUnavailable",
+    "kubeletVersion", "disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods",
+    "pod-template-hash",
+    // Label and annotation keys of most namespaces and
+    // injected pods.
+    "kubernetes.io/metadata.name", "istio-injection", "security.istio.io/tlsMode",
+    "service.istio.io/canonical-name", "service.istio.io/canonical-revision",
+    "sidecar.istio.io/status", "meshop.io/injector-fingerprint", "app.kubernetes.io/name",
+    "app.kubernetes.io/instance"};
 
 // The known name equal to `name`, or null.
 const char* known_name(std::string_view name) {
@@ -150,24 +111,87 @@ std::size_t pool_size(const rapidjson::Value& v, bool exact) {
   }
 }
 
-struct CompactHolder {
-  explicit CompactHolder(std::size_t capacity) : pool(capacity), doc(&pool) {}
-  rapidjson::MemoryPoolAllocator<> pool;
-  rapidjson::Document doc;
-  std::shared_ptr<const void> parts;  // what the document refers to, when it shares parts
+// The allocator behind a flat object's one allocation: shared_ptr's control block (with the
+// object's hold on its shared parts) followed by `extra` bytes for the tree, whose address it
+// reports. The state is a pointer (stored in the control block: 8 bytes).
+struct TailRequest {
+  std::size_t extra;
+  char* tail = nullptr;
 };
 
-// A compact copy of `scratch`, which it changes (known names become references).
-std::shared_ptr<CompactHolder> compact_copy(rapidjson::Value& scratch) {
+template <class T>
+struct TailAllocator {
+  using value_type = T;
+  TailRequest* request;
+  explicit TailAllocator(TailRequest* r) : request(r) {}
+  template <class U>
+  TailAllocator(const TailAllocator<U>& o) : request(o.request) {}  // NOLINT: rebinding
+  T* allocate(std::size_t n) {
+    const std::size_t head = align8(n * sizeof(T));
+    char* p = static_cast<char*>(::operator new(head + request->extra));
+    request->tail = p + head;
+    return reinterpret_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t) { ::operator delete(static_cast<void*>(p)); }
+  template <class U>
+  bool operator==(const TailAllocator<U>& o) const {
+    return request == o.request;
+  }
+};
+
+// What a flat object's control block holds besides the counts: the parts its tree refers to.
+struct FlatHolder {
+  std::shared_ptr<const void> parts;
+};
+
+// The tree's bytes: a pool over the tail (its 24-byte chunk header first, the root Value put
+// there once the pool is gone) with exactly the member arrays, element arrays and strings of
+// the copy. A Value built by a MemoryPoolAllocator needs its allocator no more once built (the
+// pool never frees per value), so nothing but these bytes is kept: no Document (96 bytes), no
+// allocator object, no second allocation.
+using Pool = rapidjson::MemoryPoolAllocator<>;
+struct PoolHeader {  // RapidJSON 1.1's MemoryPoolAllocator::ChunkHeader
+  std::size_t capacity, size;
+  void* next;
+};
+static_assert(sizeof(PoolHeader) >= sizeof(rapidjson::Value));
+
+// A flat copy of `scratch`, which it changes (known names become references), holding `parts`.
+// Returns the root and its holder.
+Object flat_copy(rapidjson::Value& scratch, std::shared_ptr<const void> parts) {
   refer_to_known_names(scratch);
-  auto holder = std::make_shared<CompactHolder>(pool_size(scratch, true) + 16);
-  holder->doc.CopyFrom(scratch, holder->pool);
-  return holder;
+  // RapidJSON's pool wants room past its header even for a tree that needs none.
+  std::size_t need = std::max<std::size_t>(pool_size(scratch, true), 8);
+  for (;;) {
+    TailRequest request{sizeof(PoolHeader) + need};
+    auto holder = std::allocate_shared<FlatHolder>(TailAllocator<FlatHolder>(&request));
+    rapidjson::Value copy;
+    bool fits;
+    {
+      Pool pool(request.tail, request.extra);
+      copy = rapidjson::Value(scratch, pool);
+      // A second chunk would be freed with `pool`: the estimate must hold all (it is exact).
+      fits = pool.Capacity() == need;
+      if (!fits) need = pool.Size() + 64;
+    }
+    if (!fits) continue;  // never seen; the next try has room
+    auto* root = new (request.tail) rapidjson::Value();
+    *root = copy;  // RapidJSON's assignment moves the handle
+    holder->parts = std::move(parts);
+    return Object(std::move(holder), root);
+  }
 }
 }  // namespace
 
 std::size_t compact_size(const rapidjson::Value& v) {
   return pool_size(v, false);
+}
+
+std::size_t compact_own_size(const rapidjson::Value& v) {
+  rapidjson::Document scratch;
+  scratch.CopyFrom(v, scratch.GetAllocator());
+  refer_to_known_names(scratch);
+  return pool_size(scratch, true);
 }
 
 Object compact_object(const rapidjson::Value& value) {
@@ -177,8 +201,7 @@ Object compact_object(const rapidjson::Value& value) {
 }
 
 Object compact_object_from(rapidjson::Document& scratch) {
-  auto holder = compact_copy(scratch);
-  return Object(holder, &holder->doc);  // aliasing: the document keeps its pool alive
+  return flat_copy(scratch, nullptr);
 }
 
 namespace {
@@ -373,14 +396,20 @@ Object compact_object_from(rapidjson::Document& scratch, SharedParts& parts,
     found.push_back(parts.intern(*node));
     node->SetNull();
   }
-  auto holder = compact_copy(scratch);
+  // The parts' handles go in the copy's slots (nulls): the copy is ours until it is returned.
+  std::vector<const rapidjson::Value*> handles;
+  for (const auto& part : found)
+    handles.push_back(part.get());
+  std::shared_ptr<const void> set;
+  if (!found.empty()) set = parts.table_->set_of(std::move(found));
+  Object object = flat_copy(scratch, std::move(set));
+  auto& tree = const_cast<rapidjson::Value&>(*object);
   for (std::size_t i = 0; i < cut.size(); ++i) {
-    rapidjson::Value* slot = node_at(static_cast<rapidjson::Value&>(holder->doc), cut[i]);
-    std::memcpy(static_cast<void*>(slot), static_cast<const void*>(found[i].get()),
+    rapidjson::Value* slot = node_at(tree, cut[i]);
+    std::memcpy(static_cast<void*>(slot), static_cast<const void*>(handles[i]),
                 sizeof(rapidjson::Value));
   }
-  if (!found.empty()) holder->parts = parts.table_->set_of(std::move(found));
-  return Object(holder, &holder->doc);
+  return object;
 }
 
 std::string_view meta_string(const rapidjson::Value& object, std::string_view field) {

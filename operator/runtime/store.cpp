@@ -26,6 +26,31 @@ void strip_managed_fields(rapidjson::Document& object) {
   }
 }
 
+namespace {
+std::size_t key_hash(std::string_view ns, std::string_view name) noexcept {
+  std::size_t h = std::hash<std::string_view>{}(ns);
+  return h ^ (std::hash<std::string_view>{}(name) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+}  // namespace
+
+std::size_t Store::KeyHash::operator()(const Object& o) const noexcept {
+  return key_hash(namespace_of(*o), name_of(*o));
+}
+
+std::size_t Store::KeyHash::operator()(std::string_view key) const noexcept {
+  auto [ns, name] = split_key(key);
+  return key_hash(ns, name);
+}
+
+bool Store::KeyEqual::operator()(const Object& a, const Object& b) const noexcept {
+  return name_of(*a) == name_of(*b) && namespace_of(*a) == namespace_of(*b);
+}
+
+bool Store::KeyEqual::operator()(std::string_view key, const Object& o) const noexcept {
+  auto [ns, name] = split_key(key);
+  return name_of(*o) == name && namespace_of(*o) == ns;
+}
+
 Store::Store(Projection projection, std::vector<std::string> shared_paths, SharedParts* parts)
     : projection_(std::move(projection)), shared_paths_(std::move(shared_paths)) {
   if (shared_paths_.empty()) return;
@@ -40,7 +65,8 @@ void Store::add_index(std::string name, IndexFunc func) {
   Index& index = indices_[name];
   index.func = std::move(func);
   index.entries.clear();
-  for (const auto& [key, object] : objects_) {
+  for (const Object& object : objects_) {
+    const std::string key = object_key(*object);
     for (auto& value : index.func(*object))
       index.entries[value].insert(key);
   }
@@ -49,7 +75,7 @@ void Store::add_index(std::string name, IndexFunc func) {
 void Store::add_handlers(StoreHandlers handlers) {
   handlers_.push_back(std::move(handlers));
   if (handlers_.back().on_add) {
-    for (const auto& [key, object] : objects_)
+    for (const Object& object : objects_)
       handlers_.back().on_add(object);
   }
 }
@@ -85,23 +111,24 @@ void Store::index_erase(const std::string& key, const rapidjson::Value& object) 
 }
 
 void Store::put(const std::string& key, Object object) {
-  auto it = objects_.find(key);
+  auto it = objects_.find(std::string_view(key));
   if (it != objects_.end()) {
-    index_erase(key, *it->second);
-    it->second = std::move(object);
-    index_insert(key, *it->second);
+    if (!indices_.empty()) index_erase(key, **it);
+    // The node is kept: the new version has the same key, so the same hash.
+    auto node = objects_.extract(it);
+    node.value() = std::move(object);
+    it = objects_.insert(std::move(node)).position;
   } else {
-    index_insert(key, *object);
-    objects_.emplace(key, std::move(object));
+    it = objects_.insert(std::move(object)).first;
   }
+  if (!indices_.empty()) index_insert(key, **it);
 }
 
-Object Store::erase(const std::string& key) {
+Object Store::erase(std::string_view key) {
   auto it = objects_.find(key);
   if (it == objects_.end()) return nullptr;
-  Object old = std::move(it->second);
-  objects_.erase(it);
-  index_erase(key, *old);
+  Object old = std::move(objects_.extract(it).value());
+  if (!indices_.empty()) index_erase(std::string(key), *old);
   return old;
 }
 
@@ -169,21 +196,28 @@ void Store::replace(std::vector<Object> prepared) {
 }
 
 void Store::replace_prepared(std::vector<Object> objects) {
-  std::unordered_map<std::string, Object> fresh;
+  ObjectSet fresh;
   fresh.reserve(objects.size());
   for (auto& o : objects) {
-    std::string key = object_key(*o);
-    fresh.insert_or_assign(std::move(key), std::move(o));
+    auto [it, added] = fresh.insert(o);
+    if (!added) {  // the last one of a key wins
+      auto node = fresh.extract(it);
+      node.value() = std::move(o);
+      fresh.insert(std::move(node));
+    }
   }
+  objects.clear();
+  objects.shrink_to_fit();
   // Deletes first, so handlers of the adds and updates see a store without the vanished.
   std::vector<std::string> gone;
-  for (const auto& [key, object] : objects_) {
-    if (fresh.count(key) == 0) gone.push_back(key);
+  for (const Object& object : objects_) {
+    if (!fresh.contains(object)) gone.push_back(object_key(*object));
   }
   std::sort(gone.begin(), gone.end());
   for (const auto& key : gone)
     remove_key(key);
-  for (auto& [key, object] : fresh) {
+  for (const Object& object : fresh) {
+    const std::string key = object_key(*object);
     Object old = get(key);
     if (old && resource_version_of(*old) == resource_version_of(*object) &&
         !resource_version_of(*object).empty()) {
@@ -200,14 +234,14 @@ void Store::replace_prepared(std::vector<Object> objects) {
 }
 
 Object Store::get(std::string_view key) const {
-  auto it = objects_.find(std::string(key));
-  return it == objects_.end() ? nullptr : it->second;
+  auto it = objects_.find(key);
+  return it == objects_.end() ? nullptr : *it;
 }
 
 std::vector<Object> Store::list() const {
   std::vector<Object> out;
   out.reserve(objects_.size());
-  for (const auto& [key, object] : objects_)
+  for (const Object& object : objects_)
     out.push_back(object);
   return out;
 }
@@ -215,8 +249,8 @@ std::vector<Object> Store::list() const {
 std::vector<std::string> Store::keys() const {
   std::vector<std::string> out;
   out.reserve(objects_.size());
-  for (const auto& [key, object] : objects_)
-    out.push_back(key);
+  for (const Object& object : objects_)
+    out.push_back(object_key(*object));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -229,7 +263,7 @@ std::vector<Object> Store::by_index(std::string_view index, std::string_view val
   if (it == idx->second.entries.end()) return out;
   out.reserve(it->second.size());
   for (const auto& key : it->second)
-    out.push_back(objects_.at(key));
+    out.push_back(get(key));
   return out;
 }
 

@@ -7,7 +7,8 @@
 //   for (const Object& cm : store.by_index(kIndexNamespace, "istio-system")) ...
 //
 // Contract:
-// - Objects are immutable shared documents (object.hpp), keyed "namespace/name".
+// - Objects are immutable shared values (object.hpp), keyed "namespace/name" (the key is read
+//   from the object itself, not stored beside it).
 // - The projection (if any) runs on every object before it is stored or handed to handlers:
 //   it keeps only what users need (e.g. drops managedFields) so memory stays flat.
 // - apply() inserts or replaces one object (on_add or on_update(old, new)); remove() deletes
@@ -98,6 +99,24 @@ class Store {
     IndexFunc func;
     std::unordered_map<std::string, std::unordered_set<std::string>> entries;  // value -> keys
   };
+  // The objects are their own keys: an entry is the shared pointer alone (the key's namespace
+  // and name are read from the object), not a copy of "namespace/name" beside it. Lookups by a
+  // key string split it, with no allocation. The hash is not cached in the nodes (it is
+  // noexcept, so libstdc++ recomputes it instead): 24-byte nodes.
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(const Object& o) const noexcept;
+    std::size_t operator()(std::string_view key) const noexcept;
+  };
+  struct KeyEqual {
+    using is_transparent = void;
+    bool operator()(const Object& a, const Object& b) const noexcept;
+    bool operator()(std::string_view key, const Object& o) const noexcept;
+    bool operator()(const Object& o, std::string_view key) const noexcept {
+      return (*this)(key, o);
+    }
+  };
+  using ObjectSet = std::unordered_set<Object, KeyHash, KeyEqual>;
 
   Object finish(rapidjson::Document object) const;
   Object finish(const rapidjson::Value& object) const;
@@ -105,7 +124,7 @@ class Store {
   void index_insert(const std::string& key, const rapidjson::Value& object);
   void index_erase(const std::string& key, const rapidjson::Value& object);
   void put(const std::string& key, Object object);  // no events
-  Object erase(const std::string& key);             // no events; returns the removed object
+  Object erase(std::string_view key);               // no events; returns the removed object
 
   void emit_add(const Object& o);
   void emit_update(const Object& old_object, const Object& new_object);
@@ -115,7 +134,7 @@ class Store {
   std::vector<std::string> shared_paths_;
   std::unique_ptr<SharedParts> own_parts_;
   SharedParts* parts_ = nullptr;  // set when shared_paths_ is not empty
-  std::unordered_map<std::string, Object> objects_;
+  ObjectSet objects_;
   std::unordered_map<std::string, Index> indices_;
   std::vector<StoreHandlers> handlers_;
   bool synced_ = false;

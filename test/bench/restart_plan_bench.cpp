@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <malloc.h>
 #include <memory>
 #include <string>
 
@@ -296,8 +297,17 @@ void passes(benchmark::State& state, bool warm) {
   boost::asio::io_context io;
   auto writer = std::make_shared<test_support::RecordingWriter>();
   const std::size_t workloads = c.view.namespaces.size() * 10;
+  malloc_trim(0);
+  const std::size_t heap_before = mallinfo2().uordblks;
   auto reconciler = std::make_unique<reconcilers::RestartsReconciler>(config, writer);
-  if (warm) check_pass(state, run_pass(io, *reconciler), workloads, *writer);
+  if (warm) {
+    check_pass(state, run_pass(io, *reconciler), workloads, *writer);
+    // What the reconciler keeps between passes (plan memo, decision cache, rollouts, the
+    // view's last groups): the planner's share of `meshop run`'s memory.
+    malloc_trim(0);
+    state.counters["kept_bytes_per_workload"] =
+        static_cast<double>(mallinfo2().uordblks - heap_before) / static_cast<double>(workloads);
+  }
   for (auto _ : state) {
     if (!warm) {
       state.PauseTiming();

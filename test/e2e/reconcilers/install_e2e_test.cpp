@@ -468,9 +468,9 @@ namespace {
 // the last apply is not applied again; an edited or deleted one is.
 TEST_F(InstallE2e, UnchangedObjectsAreNotAppliedAgainButDriftStillIs) {
   create_iop("iop");
-  std::map<ObjectId, std::shared_ptr<const rapidjson::Document>> live;
+  std::map<ObjectId, std::shared_ptr<const rapidjson::Value>> live;
   InstallConfig config;
-  config.live = [&live](const ObjectId& id) -> std::shared_ptr<const rapidjson::Document> {
+  config.live = [&live](const ObjectId& id) -> std::shared_ptr<const rapidjson::Value> {
     auto it = live.find(id);
     return it == live.end() ? nullptr : it->second;
   };

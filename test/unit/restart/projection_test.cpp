@@ -6,6 +6,8 @@
 
 #include "api/json.hpp"
 #include "operator/restart/cluster_plan.hpp"
+#include "operator/restart/halt.hpp"
+#include "operator/restart/rollout.hpp"
 #include "test/unit/restart/fixtures.hpp"
 
 namespace meshop::restart {
@@ -54,10 +56,8 @@ TEST(ProjectPod, KeepsWhatThePlannersReadAndDropsTheRest) {
                                   "rs-1", R"(,"deletionTimestamp":"2026-12-01T11:00:00Z")");
   PodState before = observe_pod(p);
   project_pod(p);
-  EXPECT_EQ(api::string_at(p, {"kind"}), "Pod");
-  EXPECT_EQ(api::string_at(p, {"apiVersion"}), "v1");
   for (const char* kept :
-       {"/metadata/name", "/metadata/namespace", "/metadata/uid", "/metadata/resourceVersion",
+       {"/metadata/name", "/metadata/namespace", "/metadata/resourceVersion",
         "/metadata/creationTimestamp", "/metadata/deletionTimestamp", "/metadata/labels/app",
         "/metadata/ownerReferences/0/uid", "/metadata/ownerReferences/0/controller",
         "/spec/containers/1/image", "/status/phase", "/status/conditions/0/status",
@@ -65,7 +65,8 @@ TEST(ProjectPod, KeepsWhatThePlannersReadAndDropsTheRest) {
         "/status/containerStatuses/0/state/waiting/reason"})
     EXPECT_NE(api::find(p, kept), nullptr) << kept;
   for (const char* dropped :
-       {"/metadata/managedFields", "/metadata/annotations/prometheus.io~1scrape",
+       {"/kind", "/apiVersion", "/metadata/uid", "/metadata/managedFields",
+        "/metadata/annotations/prometheus.io~1scrape",
         "/metadata/ownerReferences/0/blockOwnerDeletion", "/spec/nodeName", "/spec/volumes",
         "/spec/containers/0/env", "/status/podIP", "/status/conditions/1",
         "/status/conditions/0/lastTransitionTime", "/status/containerStatuses/0/image",
@@ -100,9 +101,21 @@ TEST(ProjectNode, KeepsTheKubeletVersion) {
       R"("status":{"nodeInfo":{"kubeletVersion":"v1.36.3"}}})");
 }
 
+// A Deployment's status and annotations as the deployment controller writes them.
+constexpr const char* kDeploymentAnnotations =
+    R"({"deployment.kubernetes.io/revision":"3","meshop.io/restart":"true"})";
+constexpr const char* kDeploymentStatus = R"({"observedGeneration":1,"replicas":2,
+    "updatedReplicas":2,"readyReplicas":2,"availableReplicas":2,"conditions":[
+    {"type":"Available","status":"True","lastUpdateTime":"2026-12-01T10:00:09Z",
+    "lastTransitionTime":"2026-12-01T10:00:09Z","reason":"MinimumReplicasAvailable",
+    "message":"Deployment has minimum availability."},
+    {"type":"Progressing","status":"True","lastUpdateTime":"2026-12-01T10:00:09Z",
+    "lastTransitionTime":"2026-12-01T10:00:00Z","reason":"NewReplicaSetAvailable",
+    "message":"ReplicaSet \"w-5d8c\" has successfully progressed."}]})";
+
 // Each verdict: up to date, revision changed, proxy image changed, template changed, injection
 // enabled (the pod has no sidecar), a terminating pod, a bare pod and a Job's pod.
-TEST(ProjectPod, PlanOverProjectedPodsIsThePlanOverWholePods) {
+TEST(ProjectPod, PlanOverProjectedPodsAndWorkloadsIsThePlanOverWholeOnes) {
   auto build = [](bool projected) {
     ClusterView view;
     view.webhook_configurations.push_back(
@@ -142,11 +155,18 @@ TEST(ProjectPod, PlanOverProjectedPodsIsThePlanOverWholePods) {
       rapidjson::Document dep = parse(d);
       auto& a = dep.GetAllocator();
       dep["metadata"].AddMember("uid", api::make_string(w.name, a), a);
+      dep["metadata"].AddMember("annotations", rapidjson::Value(parse(kDeploymentAnnotations), a),
+                                a);
+      dep.AddMember("status", rapidjson::Value(parse(kDeploymentStatus), a), a);
       view.workloads.push_back(std::move(dep));
-      rapidjson::Document rs = parse(R"({"kind":"ReplicaSet","metadata":{"name":")" + w.name +
-                                     R"(-rs","namespace":")" + w.ns + R"(","uid":")" + w.name +
-                                     R"(-rs","ownerReferences":[{"kind":"Deployment","uid":")" +
-                                     w.name + R"(","controller":true}]},"spec":{}})");
+      rapidjson::Document rs =
+          parse(R"({"kind":"ReplicaSet","metadata":{"name":")" + w.name + R"(-rs","namespace":")" +
+                w.ns + R"(","uid":")" + w.name +
+                R"(-rs","annotations":{"deployment.kubernetes.io/revision":"1"},
+          "ownerReferences":[{"kind":"Deployment","uid":")" +
+                w.name + R"(","controller":true}]},"spec":{"replicas":2,"template":{"metadata":{
+          "labels":{"app":"x"}},"spec":{"containers":[{"name":"app","image":"app:1"}]}}},
+          "status":{"replicas":2,"readyReplicas":2}})");
       view.workloads.push_back(std::move(rs));
       for (const std::string& p : w.pods)
         view.pods.push_back(api_pod(p, w.ns, "p" + std::to_string(++uid), w.name + "-rs"));
@@ -157,7 +177,13 @@ TEST(ProjectPod, PlanOverProjectedPodsIsThePlanOverWholePods) {
       out.webhook_configurations = view.webhook_configurations;
       out.namespaces = view.namespaces;
       out.istio_operators = view.istio_operators;
-      out.workloads = view.workloads;
+      for (const rapidjson::Value& w : view.workloads) {
+        rapidjson::Document copy;
+        copy.CopyFrom(w, copy.GetAllocator());
+        const std::string kind = api::string_at(w, {"kind"});
+        project_workload(copy, "apps/v1", kind);
+        out.workloads.push_back(std::move(copy));
+      }
       for (const rapidjson::Value& p : view.pods) {
         rapidjson::Document copy;
         copy.CopyFrom(p, copy.GetAllocator());
@@ -201,6 +227,83 @@ TEST(ProjectPod, PlanOverProjectedPodsIsThePlanOverWholePods) {
   // The fixture reaches what it claims to (else the comparison proves little).
   EXPECT_EQ(reasons, (std::set<std::string>{"InjectionEnabled", "ProxyImageChanged",
                                             "RevisionChanged", "TemplateChanged"}));
+}
+
+TEST(ProjectWorkload, DropsOnlyWhatNobodyReads) {
+  rapidjson::Document d = parse(deployment("Deployment", "ns-a"));
+  auto& a = d.GetAllocator();
+  d["metadata"].AddMember("annotations", rapidjson::Value(parse(kDeploymentAnnotations), a), a);
+  d["metadata"].AddMember("generation", 1, a);
+  d["metadata"].AddMember("managedFields", rapidjson::Value(parse(R"([{"manager":"kubectl"}])"), a),
+                          a);
+  d.AddMember("status", rapidjson::Value(parse(kDeploymentStatus), a), a);
+  rapidjson::Document whole;
+  whole.CopyFrom(d, whole.GetAllocator());
+  project_workload(d, "apps/v1", "Deployment");
+  EXPECT_EQ(api::string_at(d, {"apiVersion"}), "apps/v1");
+  for (const char* kept :
+       {"/kind", "/metadata/generation", "/metadata/annotations/meshop.io~1restart",
+        "/spec/template/spec/containers/0/image", "/status/observedGeneration",
+        "/status/conditions/1/reason"})
+    EXPECT_NE(api::find(d, kept), nullptr) << kept;
+  for (const char* dropped :
+       {"/metadata/managedFields", "/metadata/annotations/deployment.kubernetes.io~1revision",
+        "/status/conditions/0/lastUpdateTime", "/status/conditions/1/lastTransitionTime",
+        "/status/conditions/1/message"})
+    EXPECT_EQ(api::find(d, dropped), nullptr) << dropped;
+
+  // The rollout follower and the health watch decide the same on both, with a stalled rollout
+  // too (Progressing False: its reason and message are what the health watch reports).
+  auto same_decisions = [](const rapidjson::Value& full, const rapidjson::Value& kept) {
+    SystemTime t0 = std::chrono::system_clock::now();
+    RolloutStatus rw =
+        rollout_status(full, t0, t0 + std::chrono::seconds(5), std::chrono::seconds(600));
+    RolloutStatus rp =
+        rollout_status(kept, t0, t0 + std::chrono::seconds(5), std::chrono::seconds(600));
+    EXPECT_EQ(rp.state, rw.state);
+    EXPECT_EQ(rp.message, rw.message);
+    EXPECT_EQ(rolls_pod_by_pod(kept), rolls_pod_by_pod(full));
+    Health hw = workload_health(full, {}, {}, std::nullopt, true);
+    Health hp = workload_health(kept, {}, {}, std::nullopt, true);
+    EXPECT_EQ(hp.regressed, hw.regressed);
+    EXPECT_EQ(hp.reason, hw.reason);
+    EXPECT_EQ(hp.what, hw.what);
+  };
+  same_decisions(whole, d);
+  std::string stalled = kDeploymentStatus;
+  stalled.replace(stalled.rfind(R"("status":"True")"), 15, R"("status":"False")");
+  stalled.replace(stalled.find("NewReplicaSetAvailable"), 22, "ProgressDeadlineExceeded");
+  whole.RemoveMember("status");
+  whole.AddMember("status", rapidjson::Value(parse(stalled), whole.GetAllocator()),
+                  whole.GetAllocator());
+  rapidjson::Document projected;
+  projected.CopyFrom(whole, projected.GetAllocator());
+  project_workload(projected, "apps/v1", "Deployment");
+  same_decisions(whole, projected);
+  EXPECT_EQ(rollout_status(projected, SystemTime{}, SystemTime{}, std::chrono::seconds(600)).state,
+            RolloutState::kFailed)
+      << "the fixture reaches the failed rollout";
+}
+
+TEST(ProjectWorkload, AnOwnedReplicaSetIsOnlyALinkAndAnOwnerlessOneStaysWhole) {
+  const std::string rs =
+      R"({"metadata":{"name":"w-1","namespace":"ns-a","uid":"rs-1","resourceVersion":"5",
+      "labels":{"app":"w"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment",
+      "name":"w","uid":"d-1","controller":true,"blockOwnerDeletion":true}]},"spec":{"replicas":2,"template":{"spec":{
+      "containers":[{"name":"app","image":"app:1"}]}}},"status":{"replicas":2}})";
+  rapidjson::Document owned = parse(rs);
+  project_workload(owned, "apps/v1", "ReplicaSet");
+  EXPECT_EQ(api::to_json(owned),
+            R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"w-1",)"
+            R"("namespace":"ns-a","uid":"rs-1","resourceVersion":"5","ownerReferences":[{)"
+            R"("apiVersion":"apps/v1","kind":"Deployment","name":"w","uid":"d-1",)"
+            R"("controller":true}]}})");
+  rapidjson::Document ownerless = parse(rs);
+  ownerless["metadata"].RemoveMember("ownerReferences");
+  project_workload(ownerless, "apps/v1", "ReplicaSet");
+  EXPECT_NE(api::find(ownerless, "/spec/template/spec/containers/0"), nullptr)
+      << "its own workload: the plan reads its template";
+  EXPECT_NE(api::find(ownerless, "/status/replicas"), nullptr);
 }
 
 }  // namespace
