@@ -144,7 +144,10 @@ te::Value record(std::string go_type, std::vector<RecordObject::Field> fields) {
 api::Result<std::shared_ptr<const api::Value>> render(const Snapshot& s, const te::Template& t,
                                                       const te::Value& data, std::string_view name,
                                                       std::string_view ns) {
-  auto out = t.execute(data, s.template_limits);
+  te::ExecOptions options = s.template_limits;
+  if (auto memo = s.template_memos.find(name); memo != s.template_memos.end())
+    options.memo = memo->second.get();
+  auto out = t.execute(data, options);
   if (!out) return out.error();
   if (auto hit = s.render_cache.find(ns, name, *out)) return hit;
   auto parsed = api::ReusableYaml::read(*out);
@@ -354,6 +357,7 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   std::string proxy_image = image_url(snapshot, snapshot.proxy_image_name,
                                       std::string((*proxy)->image_type()), *stripped);
   std::string proxy_init_image = image_url(snapshot, snapshot.proxy_init_image_name, "", *stripped);
+  // The fields named in snapshot_data_fields() must come from the snapshot alone.
   te::Value data = record(
       "*inject.SidecarTemplateData",
       {

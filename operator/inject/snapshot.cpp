@@ -142,6 +142,8 @@ api::Status parse_config(std::string_view text, Snapshot& s) {
       auto parsed = te::Template::parse("inject", source, functions);
       if (!parsed) return error_at("config", field, parsed.message());
       s.templates[name] = *parsed;
+      s.template_memos[name] = std::make_shared<const te::ConstantMemo>(
+          **parsed, snapshot_data_fields(), te::default_pure_functions());
       if (template_may_call_nondeterministic(source)) s.deterministic = false;
     }
   }
@@ -250,6 +252,13 @@ std::string injector_fingerprint(const SnapshotSources& sources) {
   for (int i = 15; i >= 0; --i, h >>= 4)
     out[static_cast<std::size_t>(i)] = kHex[h & 15];
   return out;
+}
+
+const std::vector<std::string>& snapshot_data_fields() {
+  static const std::vector<std::string> fields = {"CompliancePolicy", "InboundTrafficPolicyMode",
+                                                  "MeshConfig",       "NativeSidecars",
+                                                  "Revision",         "Values"};
+  return fields;
 }
 
 const std::vector<std::string_view>& nondeterministic_functions() {
