@@ -807,9 +807,9 @@ class State {
         if (can_be_nil(typ)) return zero_of(typ);
         errorf("cannot assign nil to " + arg_type_name(typ));
       case NodeType::kField: {
-        std::vector<Node*> self = {const_cast<Node*>(n)};
-        return validate_type(eval_field_node(dot, static_cast<const FieldNode*>(n), &self, nullptr),
-                             typ);
+        // No argument list: the field as a command of its own (no arguments, no final value).
+        return validate_type(
+            eval_field_node(dot, static_cast<const FieldNode*>(n), nullptr, nullptr), typ);
       }
       case NodeType::kVariable:
         return validate_type(
