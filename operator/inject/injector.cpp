@@ -167,18 +167,20 @@ api::Result<std::shared_ptr<const api::Value>> render(const Snapshot& s, const t
   return std::shared_ptr<const api::Value>(empty, empty.get());
 }
 
-// A strategic merge patch that, merged into an empty object, gives itself: no member is null
-// (the merge drops those) and no key starts with '$' (directives). Checked at any depth.
-bool merges_into_empty_as_itself(const rapidjson::Value& v) {
+// A strategic merge patch without directives: no key starts with '$', at any depth. Merged into
+// an empty object it gives itself less its null members (the merge drops those), and it cannot
+// fail. The template-only pod is read only through container_list / find_container / name_of /
+// injection_status, which see a null member exactly as an absent one (they test the type of
+// what they find), so such a patch serves as the template-only pod as it is.
+bool has_no_directives(const rapidjson::Value& v) {
   if (v.IsObject()) {
     for (const auto& m : v.GetObject()) {
-      if (m.value.IsNull()) return false;
       if (m.name.GetStringLength() != 0 && m.name.GetString()[0] == '$') return false;
-      if (!merges_into_empty_as_itself(m.value)) return false;
+      if (!has_no_directives(m.value)) return false;
     }
   } else if (v.IsArray()) {
     for (const auto& e : v.GetArray())
-      if (!merges_into_empty_as_itself(e)) return false;
+      if (!has_no_directives(e)) return false;
   }
   return true;
 }
@@ -392,8 +394,8 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   api::copy_json(merged, original, merged.GetAllocator());
   api::Document template_pod;
   template_pod.SetObject();
-  // With one template whose rendering the merge takes as it is, the template-only pod is that
-  // rendering itself (shared with the render cache), not a copy of it.
+  // With one template whose rendering has no directives, the template-only pod is that
+  // rendering itself (shared with the render cache), not a merged copy of it (has_no_directives).
   std::shared_ptr<const api::Value> template_only;
   const std::string pod_ns = api::string_at(original, {"metadata", "namespace"});
   const std::vector<std::string> names = select_templates(snapshot, original);
@@ -411,7 +413,7 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
     if (!patch)
       return failed(decision, "template_render",
                     "failed to run injection template: " + patch.message());
-    if (names.size() == 1 && merges_into_empty_as_itself(**patch)) {
+    if (names.size() == 1 && has_no_directives(**patch)) {
       template_only = *patch;
     } else if (auto st = api::apply_strategic_merge_patch_in_place(template_pod, **patch,
                                                                    api::pod_patch_schema());
