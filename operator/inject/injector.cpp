@@ -141,12 +141,14 @@ te::Value record(std::string go_type, std::vector<RecordObject::Field> fields) {
 // Renders one template and parses its YAML into a patch (upstream's applyOverlayYAML reads
 // the rendered bytes with sigs.k8s.io/yaml into a map). The parse comes from the snapshot's
 // RenderCache when an earlier rendering in this namespace gives it.
+// `default_proxy`: the pod has neither its own proxy config nor image type, so the memo that
+// also covers default_proxy_data_fields() applies.
 api::Result<std::shared_ptr<const api::Value>> render(const Snapshot& s, const te::Template& t,
                                                       const te::Value& data, std::string_view name,
-                                                      std::string_view ns) {
+                                                      std::string_view ns, bool default_proxy) {
   te::ExecOptions options = s.template_limits;
   if (auto memo = s.template_memos.find(name); memo != s.template_memos.end())
-    options.memo = memo->second.get();
+    options.memo = default_proxy ? memo->second.default_proxy.get() : memo->second.any_pod.get();
   auto out = t.execute(data, options);
   if (!out) return out.error();
   if (auto hit = s.render_cache.find(ns, name, *out)) return hit;
@@ -359,7 +361,11 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   std::string proxy_image = image_url(snapshot, snapshot.proxy_image_name,
                                       std::string((*proxy)->image_type()), *stripped);
   std::string proxy_init_image = image_url(snapshot, snapshot.proxy_init_image_name, "", *stripped);
-  // The fields named in snapshot_data_fields() must come from the snapshot alone.
+  // The fields named in snapshot_data_fields() must come from the snapshot alone, and those of
+  // default_proxy_data_fields() too for a pod without its own proxy config (the annotation
+  // proxy_config_for read) or image type (the annotation image_url reads).
+  const bool default_proxy = pc_annotation == nullptr &&
+                             annotation(*stripped, "sidecar.istio.io/proxyImageType") == nullptr;
   te::Value data = record(
       "*inject.SidecarTemplateData",
       {
@@ -409,7 +415,7 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
                     "failed to run injection template: requested template \"" + name +
                         "\" not found; have " + have);
     }
-    auto patch = render(snapshot, *it->second, data, name, pod_ns);
+    auto patch = render(snapshot, *it->second, data, name, pod_ns, default_proxy);
     if (!patch)
       return failed(decision, "template_render",
                     "failed to run injection template: " + patch.message());
