@@ -141,10 +141,15 @@ te::Value record(std::string go_type, std::vector<RecordObject::Field> fields) {
 // Renders one template and parses its YAML into a patch (upstream's applyOverlayYAML reads
 // the rendered bytes with sigs.k8s.io/yaml into a map). The parse comes from the snapshot's
 // RenderCache when an earlier rendering in this namespace gives it.
+// `default_proxy`: the pod has neither its own proxy config nor image type, so the memo that
+// also covers default_proxy_data_fields() applies.
 api::Result<std::shared_ptr<const api::Value>> render(const Snapshot& s, const te::Template& t,
                                                       const te::Value& data, std::string_view name,
-                                                      std::string_view ns) {
-  auto out = t.execute(data, s.template_limits);
+                                                      std::string_view ns, bool default_proxy) {
+  te::ExecOptions options = s.template_limits;
+  if (auto memo = s.template_memos.find(name); memo != s.template_memos.end())
+    options.memo = default_proxy ? memo->second.default_proxy.get() : memo->second.any_pod.get();
+  auto out = t.execute(data, options);
   if (!out) return out.error();
   if (auto hit = s.render_cache.find(ns, name, *out)) return hit;
   auto parsed = api::ReusableYaml::read(*out);
@@ -164,18 +169,20 @@ api::Result<std::shared_ptr<const api::Value>> render(const Snapshot& s, const t
   return std::shared_ptr<const api::Value>(empty, empty.get());
 }
 
-// A strategic merge patch that, merged into an empty object, gives itself: no member is null
-// (the merge drops those) and no key starts with '$' (directives). Checked at any depth.
-bool merges_into_empty_as_itself(const rapidjson::Value& v) {
+// A strategic merge patch without directives: no key starts with '$', at any depth. Merged into
+// an empty object it gives itself less its null members (the merge drops those), and it cannot
+// fail. The template-only pod is read only through container_list / find_container / name_of /
+// injection_status, which see a null member exactly as an absent one (they test the type of
+// what they find), so such a patch serves as the template-only pod as it is.
+bool has_no_directives(const rapidjson::Value& v) {
   if (v.IsObject()) {
     for (const auto& m : v.GetObject()) {
-      if (m.value.IsNull()) return false;
       if (m.name.GetStringLength() != 0 && m.name.GetString()[0] == '$') return false;
-      if (!merges_into_empty_as_itself(m.value)) return false;
+      if (!has_no_directives(m.value)) return false;
     }
   } else if (v.IsArray()) {
     for (const auto& e : v.GetArray())
-      if (!merges_into_empty_as_itself(e)) return false;
+      if (!has_no_directives(e)) return false;
   }
   return true;
 }
@@ -354,6 +361,11 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   std::string proxy_image = image_url(snapshot, snapshot.proxy_image_name,
                                       std::string((*proxy)->image_type()), *stripped);
   std::string proxy_init_image = image_url(snapshot, snapshot.proxy_init_image_name, "", *stripped);
+  // The fields named in snapshot_data_fields() must come from the snapshot alone, and those of
+  // default_proxy_data_fields() too for a pod without its own proxy config (the annotation
+  // proxy_config_for read) or image type (the annotation image_url reads).
+  const bool default_proxy = pc_annotation == nullptr &&
+                             annotation(*stripped, "sidecar.istio.io/proxyImageType") == nullptr;
   te::Value data = record(
       "*inject.SidecarTemplateData",
       {
@@ -388,8 +400,8 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   api::copy_json(merged, original, merged.GetAllocator());
   api::Document template_pod;
   template_pod.SetObject();
-  // With one template whose rendering the merge takes as it is, the template-only pod is that
-  // rendering itself (shared with the render cache), not a copy of it.
+  // With one template whose rendering has no directives, the template-only pod is that
+  // rendering itself (shared with the render cache), not a merged copy of it (has_no_directives).
   std::shared_ptr<const api::Value> template_only;
   const std::string pod_ns = api::string_at(original, {"metadata", "namespace"});
   const std::vector<std::string> names = select_templates(snapshot, original);
@@ -403,11 +415,11 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
                     "failed to run injection template: requested template \"" + name +
                         "\" not found; have " + have);
     }
-    auto patch = render(snapshot, *it->second, data, name, pod_ns);
+    auto patch = render(snapshot, *it->second, data, name, pod_ns, default_proxy);
     if (!patch)
       return failed(decision, "template_render",
                     "failed to run injection template: " + patch.message());
-    if (names.size() == 1 && merges_into_empty_as_itself(**patch)) {
+    if (names.size() == 1 && has_no_directives(**patch)) {
       template_only = *patch;
     } else if (auto st = api::apply_strategic_merge_patch_in_place(template_pod, **patch,
                                                                    api::pod_patch_schema());

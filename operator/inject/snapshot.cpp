@@ -133,6 +133,9 @@ api::Status parse_config(std::string_view text, Snapshot& s) {
       return error_at("config", "templates", expected("mapping", templates));
     te::FunctionMap functions = te::default_functions();
     add_proto_functions(functions);
+    // protoToJSON (add_proto_functions) is a function of the message it is given.
+    std::vector<std::string_view> pure = te::default_pure_functions();
+    pure.push_back("protoToJSON");
     for (const auto& m : templates.GetObject()) {
       std::string name(api::string_view_of(m.name));
       std::string field = "templates." + name;
@@ -142,6 +145,9 @@ api::Status parse_config(std::string_view text, Snapshot& s) {
       auto parsed = te::Template::parse("inject", source, functions);
       if (!parsed) return error_at("config", field, parsed.message());
       s.templates[name] = *parsed;
+      s.template_memos[name] = {
+          std::make_shared<const te::ConstantMemo>(**parsed, snapshot_data_fields(), pure),
+          std::make_shared<const te::ConstantMemo>(**parsed, default_proxy_data_fields(), pure)};
       if (template_may_call_nondeterministic(source)) s.deterministic = false;
     }
   }
@@ -250,6 +256,22 @@ std::string injector_fingerprint(const SnapshotSources& sources) {
   for (int i = 15; i >= 0; --i, h >>= 4)
     out[static_cast<std::size_t>(i)] = kHex[h & 15];
   return out;
+}
+
+const std::vector<std::string>& snapshot_data_fields() {
+  static const std::vector<std::string> fields = {"CompliancePolicy", "InboundTrafficPolicyMode",
+                                                  "MeshConfig",       "NativeSidecars",
+                                                  "Revision",         "Values"};
+  return fields;
+}
+
+const std::vector<std::string>& default_proxy_data_fields() {
+  static const std::vector<std::string> fields = [] {
+    std::vector<std::string> f = snapshot_data_fields();
+    f.insert(f.end(), {"ProxyConfig", "ProxyImage", "ProxyInitImage"});
+    return f;
+  }();
+  return fields;
 }
 
 const std::vector<std::string_view>& nondeterministic_functions() {

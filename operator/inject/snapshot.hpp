@@ -30,6 +30,7 @@
 #include "operator/inject/injector.hpp"
 #include "operator/inject/mesh/mesh_config.hpp"
 #include "operator/inject/render_cache.hpp"
+#include "operator/template/constant_memo.hpp"
 #include "operator/template/template.hpp"
 
 namespace meshop::inject {
@@ -42,6 +43,15 @@ class Snapshot {
   std::string policy;  // "enabled" | "disabled" | anything (→ no injection)
   std::vector<std::string> default_templates;
   std::map<std::string, std::shared_ptr<const template_engine::Template>, std::less<>> templates;
+  // Per template: what its expressions over snapshot_data_fields() evaluate to, remembered
+  // across the requests of this snapshot (template_engine::ConstantMemo); the second memo also
+  // covers default_proxy_data_fields() and serves only pods without a proxy.istio.io/config or
+  // sidecar.istio.io/proxyImageType annotation (their proxy config and images are the default).
+  struct TemplateMemos {
+    std::shared_ptr<const template_engine::ConstantMemo> any_pod;
+    std::shared_ptr<const template_engine::ConstantMemo> default_proxy;
+  };
+  std::map<std::string, TemplateMemos, std::less<>> template_memos;
   std::map<std::string, std::vector<std::string>, std::less<>> aliases;
   // nullopt: a selector that did not parse (skipped, as upstream does).
   std::vector<std::optional<api::LabelSelector>> never_inject_selector;
@@ -83,6 +93,16 @@ class Snapshot {
 // that lists no nodes). Versions look like "v1.33.0" or "v1.33.1-gke.100"; one that does not
 // parse disables native sidecars.
 bool kubelet_versions_support_native(const std::vector<std::string>& versions);
+
+// The fields of the template data (SidecarTemplateData) that inject() fills from the snapshot
+// alone (.Values, .MeshConfig, .Revision ...): the same for every pod of a snapshot, so the
+// template_memos may remember what expressions over them evaluate to.
+const std::vector<std::string>& snapshot_data_fields();
+
+// snapshot_data_fields() plus the fields that are the snapshot's own for a pod that uses the
+// default proxy: .ProxyConfig (the mesh's effective proxy config), .ProxyImage and
+// .ProxyInitImage (its image type and the values' images).
+const std::vector<std::string>& default_proxy_data_fields();
 
 // The template functions (sprig's, as meshop defines them) whose results depend on more than
 // their arguments: the clock (now, ago, date... without a time argument format now), random

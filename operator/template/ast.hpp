@@ -68,7 +68,8 @@ struct Node {
   Node(NodeType t, int p) : type(t), pos(p) {}
   virtual ~Node() = default;
   NodeType type;
-  int pos;  // byte offset in the template text
+  int pos;               // byte offset in the template text
+  std::uint32_t id = 0;  // index in the TemplateSet's arena (ConstantMemo slots)
 };
 
 struct ListNode : Node {

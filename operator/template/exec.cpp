@@ -9,6 +9,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include "operator/template/builtins.hpp"
+#include "operator/template/constant_memo.hpp"
 #include "operator/template/fmt_internal.hpp"
 #include "operator/template/template_set.hpp"
 
@@ -56,10 +57,22 @@ class State {
                  options.max_duration.count() > 0) {
     if (options.max_duration.count() > 0)
       deadline_ = std::chrono::steady_clock::now() + options.max_duration;
+    if (options.memo != nullptr && options.memo->enabled() &&
+        options.memo->slots().set.get() == set_)
+      memo_ = &options.memo->slots();
   }
 
   void run(std::string_view name, const ListNode* root, const Value& data) {
     tmpl_name_ = name;
+    if (memo_ != nullptr) {
+      if (data.kind() == Kind::kObject)
+        root_ = data.as_object();
+      else if (data.kind() == Kind::kMap && data.as_map() != nullptr)
+        root_ = data.as_map();
+      else
+        memo_ = nullptr;
+      root_kind_ = data.kind();
+    }
     vars_.reserve(32);
     vars_.push_back(Var{0, data});
     walk(data, root);
@@ -85,6 +98,18 @@ class State {
 
  private:
   void at(const Node* n) { node_ = n; }
+
+  // --- the constant memo ----------------------------------------------------------
+  // The memo's code for `n` when it may be used here: dot is the root data and the node is
+  // in the memo's template set.
+  MemoSlots::Code memo_code(const Value& dot, const Node* n) const {
+    if (memo_ == nullptr || set_ != memo_->set.get() || dot.kind() != root_kind_)
+      return MemoSlots::kNo;
+    const void* p = root_kind_ == Kind::kObject ? static_cast<const void*>(dot.as_object())
+                                                : static_cast<const void*>(dot.as_map());
+    if (p != root_) return MemoSlots::kNo;
+    return memo_->code_of(n);
+  }
 
   // --- variables -----------------------------------------------------------------
   void push(int id, Value v) { vars_.push_back(Var{id, std::move(v)}); }
@@ -387,15 +412,22 @@ class State {
   Value eval_pipeline(const Value& dot, const PipeNode* pipe) {
     if (pipe == nullptr) return Value();
     at(pipe);
-    steal_ = stealable_argument(pipe);
     Value value;
-    bool have = false;
-    for (const CommandNode* cmd : pipe->cmds) {
-      value = eval_command(dot, cmd, have ? &value : nullptr);
-      have = true;
-      unwrap(value);
+    MemoSlots::Code code = memo_code(dot, pipe);
+    if (const MemoSlots::Known* known = code != MemoSlots::kNo ? memo_->get(pipe) : nullptr) {
+      value = known->value;
+      at(known->at);
+    } else {
+      steal_ = stealable_argument(pipe);
+      bool have = false;
+      for (const CommandNode* cmd : pipe->cmds) {
+        value = eval_command(dot, cmd, have ? &value : nullptr);
+        have = true;
+        unwrap(value);
+      }
+      steal_ = nullptr;
+      if (code != MemoSlots::kNo) memo_->put(pipe, value, node_);
     }
-    steal_ = nullptr;
     for (const VariableNode* v : pipe->decl) {
       if (pipe->is_assign)
         set_var(v->var_id, value);
@@ -463,6 +495,17 @@ class State {
   Value eval_field_node(const Value& dot, const FieldNode* field, const std::vector<Node*>* args,
                         const Value* final) {
     at(field);
+    if (final == nullptr && (args == nullptr || args->size() == 1)) {
+      if (MemoSlots::Code code = memo_code(dot, field); code != MemoSlots::kNo) {
+        if (const MemoSlots::Known* known = memo_->get(field)) {
+          at(known->at);
+          return known->value;
+        }
+        Value v = eval_field_chain(dot, dot, field, field->ident, 0, args, final);
+        memo_->put(field, v, node_);
+        return v;
+      }
+    }
     return eval_field_chain(dot, dot, field, field->ident, 0, args, final);
   }
 
@@ -472,6 +515,18 @@ class State {
     if (chain->field.empty()) errorf("internal error: no fields in evalChainNode");
     if (chain->node->type == NodeType::kNil)
       errorf("indirection through explicit nil in " + node_string(chain));
+    if (final == nullptr && (args == nullptr || args->size() == 1)) {
+      if (MemoSlots::Code code = memo_code(dot, chain); code != MemoSlots::kNo) {
+        if (const MemoSlots::Known* known = memo_->get(chain)) {
+          at(known->at);
+          return known->value;
+        }
+        Value pipe = eval_arg(dot, ArgType::none(), chain->node);
+        Value v = eval_field_chain(dot, pipe, chain, chain->field, 0, args, final);
+        memo_->put(chain, v, node_);
+        return v;
+      }
+    }
     Value pipe = eval_arg(dot, ArgType::none(), chain->node);
     return eval_field_chain(dot, pipe, chain, chain->field, 0, args, final);
   }
@@ -752,9 +807,9 @@ class State {
         if (can_be_nil(typ)) return zero_of(typ);
         errorf("cannot assign nil to " + arg_type_name(typ));
       case NodeType::kField: {
-        std::vector<Node*> self = {const_cast<Node*>(n)};
-        return validate_type(eval_field_node(dot, static_cast<const FieldNode*>(n), &self, nullptr),
-                             typ);
+        // No argument list: the field as a command of its own (no arguments, no final value).
+        return validate_type(
+            eval_field_node(dot, static_cast<const FieldNode*>(n), nullptr, nullptr), typ);
       }
       case NodeType::kVariable:
         return validate_type(
@@ -854,6 +909,10 @@ class State {
   int depth_ = 0;
   // The argument node whose variable's value moves into the call (stealable_argument).
   const VariableNode* steal_ = nullptr;
+  // The constant memo (ExecOptions::memo) and the root data it applies to.
+  const MemoSlots* memo_ = nullptr;
+  const void* root_ = nullptr;
+  Kind root_kind_ = Kind::kInvalid;
 };
 
 }  // namespace

@@ -45,6 +45,8 @@ namespace detail {
 struct TemplateSet;
 }
 
+class ConstantMemo;
+
 // Bounds for one execution, for callers that run untrusted templates (the webhook and
 // kube-inject run templates from injector ConfigMaps; fuzzers). Zero means unlimited, as in Go,
 // and is the default: Helm charts and other trusted templates run unbounded.
@@ -62,6 +64,9 @@ struct ExecOptions {
   std::uint64_t max_steps = 0;
   // Wall-clock time from the start of the execution.
   std::chrono::milliseconds max_duration{0};
+  // Sub-expressions that are the same in every execution, remembered across executions
+  // (constant_memo.hpp). Used only by the Template it was built for; null: none.
+  const ConstantMemo* memo = nullptr;
 
   // The bounds the injection engine uses by default (inject::SnapshotSources::template_limits):
   // far above what Istio's templates need (a 1,000-container pod, the engine's limit, renders
@@ -103,6 +108,7 @@ class Template {
   ~Template();
 
  private:
+  friend class ConstantMemo;
   std::shared_ptr<const detail::TemplateSet> set_;
 };
 

@@ -2,6 +2,7 @@
 // points of the parser and the executor.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -52,8 +53,60 @@ struct TemplateSet {
   T* make(A&&... a) {
     auto p = std::make_unique<T>(std::forward<A>(a)...);
     T* raw = p.get();
+    raw->id = static_cast<std::uint32_t>(arena.size());
     arena.push_back(std::move(p));
     return raw;
+  }
+};
+
+// The slots of a ConstantMemo (constant_memo.hpp): per node of `set`, whether it is constant
+// and, once evaluated, its value.
+struct MemoSlots {
+  enum Code : std::uint8_t {
+    kNo,       // reads something that is not constant
+    kAny,      // a field chain of a constant field: any value is remembered
+    kScalar,   // another constant expression: remembered when its value is a scalar
+    kLiteral,  // a literal: constant, not worth remembering
+  };
+  // A remembered value, and the node the executor was at when it finished evaluating it
+  // (where a later error without a node of its own is reported, as without the memo).
+  struct Known {
+    Value value;
+    const Node* at;
+  };
+  std::shared_ptr<const TemplateSet> set;
+  std::vector<std::uint8_t> code;  // by Node::id
+  std::unique_ptr<std::atomic<const Known*>[]> values;
+  bool enabled = false;
+  std::size_t constants = 0;
+
+  MemoSlots() = default;
+  MemoSlots(const MemoSlots&) = delete;
+  MemoSlots& operator=(const MemoSlots&) = delete;
+  ~MemoSlots() {
+    for (std::size_t i = 0; i < code.size(); ++i)
+      delete values[i].load(std::memory_order_relaxed);
+  }
+
+  Code code_of(const Node* n) const { return static_cast<Code>(code[n->id]); }
+  const Known* get(const Node* n) const { return values[n->id].load(std::memory_order_acquire); }
+  // Remembers `v` for `n` (its code allowing): the first writer wins.
+  void put(const Node* n, const Value& v, const Node* at) const {
+    if (code[n->id] != kAny && !is_scalar(v)) return;
+    auto* p = new Known{v, at};
+    const Known* expected = nullptr;
+    if (!values[n->id].compare_exchange_strong(expected, p, std::memory_order_acq_rel)) delete p;
+  }
+  static bool is_scalar(const Value& v) {
+    switch (v.kind()) {
+      case Kind::kList:
+      case Kind::kMap:
+      case Kind::kStringMap:
+      case Kind::kObject:
+        return false;
+      default:
+        return true;
+    }
   }
 };
 

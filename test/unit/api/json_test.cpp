@@ -51,21 +51,30 @@ TEST(Json, EscapesStringsLikeGo) {
             R"("<a&b>\n\t\u0001\"\\\u2028\ufffd")");
 }
 
-// Long runs of plain bytes are scanned 8 at a time: every byte that needs care, at every
-// position of a long string and with both settings, is written as it is written alone.
+// Long runs of plain bytes are scanned 16 and 8 at a time: every byte that needs care, at every
+// position of a long string (and again 17 bytes later, after the scan resumed) and with both
+// settings, is written as it is written alone.
 TEST(Json, EscapesEveryByteAtEveryPositionOfALongString) {
   for (bool html : {false, true}) {
     for (int b = 0; b < 256; ++b) {
       std::string alone;
       append_json_string(alone, std::string(1, static_cast<char>(b)), html);
       alone = alone.substr(1, alone.size() - 2);
-      for (std::size_t at = 0; at < 20; ++at) {
-        std::string s(20, 'a');
+      for (std::size_t at = 0; at < 40; ++at) {
+        std::string s(40, 'a');
         s[at] = static_cast<char>(b);
         std::string got;
         append_json_string(got, s, html);
-        std::string want = "\"" + std::string(at, 'a') + alone + std::string(19 - at, 'a') + "\"";
+        std::string want = "\"" + std::string(at, 'a') + alone + std::string(39 - at, 'a') + "\"";
         ASSERT_EQ(got, want) << "byte " << b << " at " << at << " html " << html;
+        if (at + 17 < 40) {
+          s[at + 17] = static_cast<char>(b);
+          got.clear();
+          append_json_string(got, s, html);
+          want = "\"" + std::string(at, 'a') + alone + std::string(16, 'a') + alone +
+                 std::string(22 - at, 'a') + "\"";
+          ASSERT_EQ(got, want) << "byte " << b << " at " << at << " and " << at + 17;
+        }
       }
     }
   }

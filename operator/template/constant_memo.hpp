@@ -1,0 +1,75 @@
+// A memo of the sub-expressions of one Template that give the same value in every execution
+// that passes it: those that read only fields of the data that the caller declares constant.
+//
+//   auto memo = std::make_shared<const ConstantMemo>(*tmpl, {"Values", "MeshConfig"},
+//                                                    default_pure_functions());
+//   ExecOptions o;
+//   o.memo = memo.get();
+//   tmpl->execute(data_of_pod_1, o);  // evaluates .Values.global.proxy.image, remembers it
+//   tmpl->execute(data_of_pod_2, o);  // reads it from the memo
+//
+// The caller's promise: every execution passed this memo has, as the root data, an object or
+// map whose members named `constant_fields` are the same values (the same maps, lists and
+// objects, not mutated in between). The injection engine keeps one memo per template of a
+// revision's snapshot: `.Values`, `.MeshConfig`, `.Revision` ... come from the snapshot, the
+// pod's fields do not; a new snapshot gets new memos.
+//
+// What is constant (decided once, when the memo is built, from the parse tree):
+//   - a field chain starting at a constant field of dot (`.Values.global.proxy.image`);
+//   - a literal;
+//   - a call of a builtin (except `call`) or of a function of `pure_functions` whose arguments
+//     are all constant; a parenthesised pipeline or chain of constant commands.
+// It is used only where dot is the root data (not inside `with` or `range`, nor in a
+// `{{template}}` called with anything but the root). What is remembered: the value of a
+// constant field chain (the very value the data holds), and the value of any other constant
+// expression only when it is a scalar (a string, number, bool or nil): a list or map a
+// function builds is built afresh in every execution, as without the memo, because a
+// template may change it (sprig `append` grows a list it holds alone). The memo is not used
+// at all when the template may mutate data (it calls `set`, `unset`, `merge`,
+// `mergeOverwrite`, `mergeMaps`, `mustMerge`, `mustMergeOverwrite`, or the builtin `call`).
+// Output, errors and limits are those of an execution without the memo: an expression that
+// fails is not remembered, and steps are counted per node walked, not per expression.
+//
+// Thread safety: executions may share one memo from any number of threads; a slot is filled
+// at most once (the first writer wins; a racing one computed the same value).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "operator/template/template.hpp"
+
+namespace meshop::template_engine {
+
+namespace detail {
+struct MemoSlots;
+}
+
+class ConstantMemo {
+ public:
+  ConstantMemo(const Template& t, const std::vector<std::string>& constant_fields,
+               const std::vector<std::string_view>& pure_functions);
+  ~ConstantMemo();
+  ConstantMemo(const ConstantMemo&) = delete;
+  ConstantMemo& operator=(const ConstantMemo&) = delete;
+
+  // False when the template may mutate data: the memo is then never used.
+  bool enabled() const;
+  // Number of expressions found constant (for tests and logs).
+  std::size_t constant_expressions() const;
+  // Number of slots filled so far.
+  std::size_t filled() const;
+
+  const detail::MemoSlots& slots() const { return *slots_; }
+
+ private:
+  std::unique_ptr<detail::MemoSlots> slots_;
+};
+
+// The functions of default_functions() whose result depends only on their arguments and that
+// do not change them (no clock, randomness, environment, DNS or mutation). Sorted.
+const std::vector<std::string_view>& default_pure_functions();
+
+}  // namespace meshop::template_engine
