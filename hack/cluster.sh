@@ -25,7 +25,10 @@
 # Environment: MESHOP_CLUSTER_NODES (default 1) kwok Nodes to create. For clusters of 100k pods
 # (hack/bench-run-scale.sh): MESHOP_CLUSTER_SYNCS (default 5, kube-controller-manager's) workers
 # of the Deployment and ReplicaSet controllers; MESHOP_CLUSTER_KWOK_PARALLELISM (default 4,
-# kwok's) pods kwok moves to Running at once; MESHOP_CLUSTER_CONTROLLERS (default: the list
+# kwok's) pods kwok moves to Running at once; MESHOP_CLUSTER_POD_CIDR (default 10.244.0.0/16:
+# 65,536 pod IPs; kwok cannot make more pods Ready); MESHOP_CLUSTER_REQUEST_TIMEOUT (default
+# 1m0s, kube-apiserver's: kwok's and kube-controller-manager's unpaged lists of 100k pods take
+# longer on a busy machine and are cut, so they relist forever); MESHOP_CLUSTER_CONTROLLERS (default: the list
 # below) kube-controller-manager's controllers (its garbage collector alone holds GiBs at 100k
 # pods); GOGC is passed to every component as to any Go program.
 set -euo pipefail
@@ -217,7 +220,8 @@ cmd_up() {
     --authorization-mode=RBAC --allow-privileged=true \
     --endpoint-reconciler-type=none \
     --cert-dir="$dir/pki" --profiling=false \
-    --max-requests-inflight=1000 --max-mutating-requests-inflight=500
+    --max-requests-inflight=1000 --max-mutating-requests-inflight=500 \
+    --request-timeout="${MESHOP_CLUSTER_REQUEST_TIMEOUT:-1m0s}"
   start kube-apiserver
   wait_until 60 "kube-apiserver /readyz" api_ready
   write_kubeconfig
@@ -255,7 +259,7 @@ EOF
   record kwok "$bin/kwok" --kubeconfig="$dir/admin.kubeconfig" --config="$bin/kwok-stages.yaml" \
     --config="$dir/kwok-options.yaml" \
     --manage-all-nodes=true --node-lease-duration-seconds=40 \
-    --cidr=10.244.0.0/16 --node-ip=10.0.0.1
+    --cidr="${MESHOP_CLUSTER_POD_CIDR:-10.244.0.0/16}" --node-ip=10.0.0.1
   start kwok
 
   local nodes=${MESHOP_CLUSTER_NODES:-1} i
