@@ -2,6 +2,7 @@
 #include <array>
 
 #include "api/json.hpp"
+#include "api/mesh_conventions.hpp"
 #include "operator/inject/injector.hpp"
 #include "operator/inject/snapshot.hpp"
 
@@ -10,10 +11,9 @@ namespace meshop::inject {
 namespace {
 
 // IgnoredNamespaces (initializer.go): never injected, whatever the pod says.
-constexpr std::array<std::string_view, 4> kIgnoredNamespaces = {
-    "kube-system", "kube-public", "kube-node-lease", "local-path-storage"};
+constexpr const auto& kIgnoredNamespaces = api::kNeverInjectedNamespaces;
 
-constexpr std::string_view kInjectKey = "sidecar.istio.io/inject";
+constexpr std::string_view kInjectKey = api::kPodInjectLabel;
 
 const rapidjson::Value* meta_map(const rapidjson::Value& pod, std::string_view name) {
   const rapidjson::Value* meta = pod.IsObject() ? api::find_member(pod, "metadata") : nullptr;

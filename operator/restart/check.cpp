@@ -18,7 +18,7 @@ using api::kDataplaneModeLabel;
 using api::kDeactivatedLabel;  // istioctl's NeverMatch
 using api::kInjectionLabel;
 using api::kRevisionLabel;
-constexpr std::string_view kNameLabel = "kubernetes.io/metadata.name";
+constexpr std::string_view kNameLabel = api::kNamespaceNameLabel;
 
 std::optional<std::string> label(const rapidjson::Value* labels, std::string_view key) {
   if (labels == nullptr || !labels->IsObject()) return std::nullopt;

@@ -8,7 +8,15 @@
 namespace meshop::runtime {
 namespace {
 
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+// GCC defines __SANITIZE_*__; clang answers __has_feature.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define MESHOP_SANITIZED_ALLOCATOR 1
+#endif
+#endif
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) && \
+    !defined(MESHOP_SANITIZED_ALLOCATOR)
 // (A sanitizer's allocator replaces glibc's: nothing would be free in glibc's arenas.)
 // A heap with holes, as a relist leaves it: 64 MiB in 16 KiB chunks, every other one freed
 // while the ones between keep glibc from returning the top of the heap.
