@@ -33,6 +33,17 @@ rapidjson::Value pick(const rapidjson::Value& from, std::initializer_list<std::s
   return out;
 }
 
+// Adds to `out` the owner references of `meta` as the ownership walk reads them (blockOwnerDeletion
+// dropped), when it has any.
+void add_owner_references(const rapidjson::Value& meta, rapidjson::Value& out, Allocator& a) {
+  const rapidjson::Value* refs = api::find_member(meta, "ownerReferences");
+  if (refs == nullptr || !refs->IsArray()) return;
+  rapidjson::Value kept(rapidjson::kArrayType);
+  for (const rapidjson::Value& r : refs->GetArray())
+    kept.PushBack(pick(r, {"apiVersion", "kind", "name", "uid", "controller"}, a), a);
+  out.AddMember("ownerReferences", kept, a);
+}
+
 bool has_controller(const rapidjson::Value& meta) {
   const rapidjson::Value* refs = api::find_member(meta, "ownerReferences");
   if (refs == nullptr || !refs->IsArray()) return false;
@@ -75,13 +86,7 @@ void project_workload(rapidjson::Document& object, std::string_view api_version,
     out.AddMember("apiVersion", api::make_string(api_version, a), a);
     out.AddMember("kind", api::make_string(kind, a), a);
     rapidjson::Value m = pick(*meta, {"name", "namespace", "uid", "resourceVersion"}, a);
-    if (const rapidjson::Value* refs = api::find_member(*meta, "ownerReferences");
-        refs != nullptr && refs->IsArray()) {
-      rapidjson::Value kept(rapidjson::kArrayType);
-      for (const rapidjson::Value& r : refs->GetArray())
-        kept.PushBack(pick(r, {"apiVersion", "kind", "name", "uid", "controller"}, a), a);
-      m.AddMember("ownerReferences", kept, a);
-    }
+    add_owner_references(*meta, m, a);
     out.AddMember("metadata", m, a);
     object.Swap(out);
     return;
@@ -123,13 +128,7 @@ void project_pod(rapidjson::Document& pod) {
       *meta,
       {"name", "namespace", "resourceVersion", "creationTimestamp", "deletionTimestamp", "labels"},
       a);
-  if (const rapidjson::Value* refs = api::find_member(*meta, "ownerReferences");
-      refs != nullptr && refs->IsArray()) {
-    rapidjson::Value kept(rapidjson::kArrayType);
-    for (const rapidjson::Value& r : refs->GetArray())
-      kept.PushBack(pick(r, {"apiVersion", "kind", "name", "uid", "controller"}, a), a);
-    m.AddMember("ownerReferences", kept, a);
-  }
+  add_owner_references(*meta, m, a);
   if (const rapidjson::Value* ann = api::find_member(*meta, "annotations");
       ann != nullptr && ann->IsObject()) {
     rapidjson::Value kept =
