@@ -440,6 +440,10 @@ TEST_F(ServerTest, StuckReasonIsSetWhileEveryThreadIsInsideOneRequest) {
   }
   EXPECT_NE(reason.find("every webhook thread (2)"), std::string::npos) << reason;
   blocker.release(2);
+  // A thread leaves its request (and clears its slot) before it writes the answer, and after the
+  // engine returned: read both answers, then no thread is inside a request.
+  EXPECT_EQ(a.read_response().status, 200);
+  EXPECT_EQ(b.read_response().status, 200);
   EXPECT_EQ(server->stuck_reason(), "");
 }
 
