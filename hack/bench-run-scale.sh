@@ -28,7 +28,9 @@
 # (kwok takes longer to make them all Ready: MESHOP_SCALE_WAIT=created), with
 #   GOGC=40 MESHOP_CLUSTER_SYNCS=20 MESHOP_CLUSTER_KWOK_PARALLELISM=32 \
 #   MESHOP_CLUSTER_POD_CIDR=10.128.0.0/10 MESHOP_CLUSTER_REQUEST_TIMEOUT=10m \
-#   MESHOP_CLUSTER_CONTROLLERS=deployment-controller,replicaset-controller
+#   MESHOP_CLUSTER_CONTROLLERS=deployment-controller,replicaset-controller,serviceaccount-controller
+# (the ServiceAccount controller too: `up` waits for default/default, and the apiserver refuses a
+# pod whose namespace has no ServiceAccount "default" yet)
 # (hack/cluster.sh; the pods are pinned to a node, so the scheduler is stopped too), measured on
 # 2026-12-06: kube-apiserver ≈ 9.5 GiB at 100k injected pods.
 # Environment: MESHOP_SCALE_WAIT=created (wait for the pods to exist, not to be Ready),

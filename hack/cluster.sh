@@ -30,7 +30,8 @@
 # 1m0s, kube-apiserver's: kwok's and kube-controller-manager's unpaged lists of 100k pods take
 # longer on a busy machine and are cut, so they relist forever); MESHOP_CLUSTER_CONTROLLERS (default: the list
 # below) kube-controller-manager's controllers (its garbage collector alone holds GiBs at 100k
-# pods); GOGC is passed to every component as to any Go program.
+# pods; keep serviceaccount-controller: `up` waits for default/default, and pods need their
+# namespace's ServiceAccount); GOGC is passed to every component as to any Go program.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
