@@ -59,8 +59,6 @@ replicas=$(( (pods + namespaces - 1) / namespaces ))
 . "$here/lib/run-bench.sh"
 
 bash "$here/cluster.sh" up >&2
-# Every pod names its node: the scheduler has nothing to do but hold a copy of every pod.
-bash "$here/cluster.sh" stop kube-scheduler >&2
 . "$MESHOP_CLUSTER_DIR/env"
 work=$(mktemp -d)
 trap 'stop_meshop; rm -rf "$work"' EXIT
@@ -92,6 +90,9 @@ for r in default canary; do
   for _ in $(seq 1 240); do healthy "$r" && break; sleep 0.5; done
   healthy "$r" || { tail -n 30 "$work/live.log" >&2; echo "bench: IstioOperator $r not HEALTHY" >&2; exit 1; }
 done
+# Every bench pod names its node: once istiod's pods are placed, the scheduler has nothing to do
+# but hold a copy of every pod.
+bash "$here/cluster.sh" stop kube-scheduler >&2
 echo "meshop=$meshop version=\"$("$meshop" version | head -n1)\" namespaces=$namespaces pods=$pods replicas=$replicas wave=$wave rss_at_healthy_kib=$(status_kib "$pid" VmRSS)"
 
 # 2. Namespaces and Deployments (those that exist are kept; kubectl apply is idempotent).
