@@ -65,6 +65,10 @@ trap 'stop_meshop; rm -rf "$work"' EXIT
 wport=$(free_port)
 hport=$(free_port)
 
+# Without kube-controller-manager's node-lifecycle-controller (MESHOP_CLUSTER_CONTROLLERS above)
+# nothing lifts the not-ready taint the apiserver puts on a new node, and istiod's pods would
+# never be scheduled.
+kubectl taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
 kubectl apply -f "$repo/crd/istiooperator.yaml" >/dev/null
 kubectl wait --for=condition=Established crd/istiooperators.install.istio.io --timeout=60s >/dev/null
 kubectl create namespace istio-system >/dev/null 2>&1 || true
