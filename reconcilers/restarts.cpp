@@ -12,6 +12,7 @@
 
 #include "api/json.hpp"
 #include "api/mesh_conventions.hpp"
+#include "api/record.hpp"
 #include "operator/inject/snapshot.hpp"
 #include "operator/log/log.hpp"
 #include "operator/manifest/chart_sets.hpp"
@@ -131,8 +132,8 @@ std::int64_t generation_of(const rapidjson::Value& object) {
 }
 
 bool pod_ready(const rapidjson::Value& pod) {
-  if (api::find(pod, "/metadata/deletionTimestamp") != nullptr) return false;
-  const rapidjson::Value* conds = api::find(pod, "/status/conditions");
+  if (api::field(pod, "/metadata/deletionTimestamp") != nullptr) return false;
+  const rapidjson::Value* conds = api::field(pod, "/status/conditions");
   if (conds == nullptr || !conds->IsArray()) return false;
   for (const rapidjson::Value& c : conds->GetArray())
     if (api::string_at(c, {"type"}) == "Ready") return api::string_at(c, {"status"}) == "True";
@@ -700,8 +701,8 @@ FollowDecision follow_rollout(const restart::PlanEntry& e, const rapidjson::Valu
                                [](const rapidjson::Value* p) { return pod_ready(*p); });
   const rapidjson::Value* victim = nullptr;
   for (const rapidjson::Value* p : pods) {
-    auto created = parse_rfc3339(api::string_at(*p, {"metadata", "creationTimestamp"}));
-    if (created && *created < started && api::find(*p, "/metadata/deletionTimestamp") == nullptr) {
+    auto created = parse_rfc3339(std::string(api::field_string(*p, "/metadata/creationTimestamp")));
+    if (created && *created < started && api::field(*p, "/metadata/deletionTimestamp") == nullptr) {
       victim = p;
       break;
     }
@@ -711,7 +712,7 @@ FollowDecision follow_rollout(const restart::PlanEntry& e, const rapidjson::Valu
                 "pods were not all replaced and Ready within " +
                     std::to_string(e.policy.rollout_timeout.count()) + "s"};
   } else if (victim != nullptr && all_ready && execute) {
-    d.delete_pod = api::string_at(*victim, {"metadata", "name"});
+    d.delete_pod = std::string(api::field_string(*victim, "/metadata/name"));
     d.status = {restart::RolloutState::kProgressing, "deleted pod " + d.delete_pod};
   } else {
     d.status = {restart::RolloutState::kProgressing,

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "api/json.hpp"
+#include "api/record.hpp"
 
 namespace meshop::restart {
 namespace {
@@ -37,8 +38,13 @@ std::string revision_of_iop(const rapidjson::Value& iop) {
   return r.empty() ? "default" : r;
 }
 
+// metadata of a whole object, or of a record's base (api/record.hpp: without its own fields).
+const rapidjson::Value* metadata_of(const rapidjson::Value& o) {
+  return api::find_member(api::is_record(o) ? o[api::kRecordBase] : o, "metadata");
+}
+
 const rapidjson::Value* controller_owner(const rapidjson::Value& o) {
-  const rapidjson::Value* meta = api::find_member(o, "metadata");
+  const rapidjson::Value* meta = metadata_of(o);
   const rapidjson::Value* owners =
       meta != nullptr ? api::find_member(*meta, "ownerReferences") : nullptr;
   if (owners == nullptr || !owners->IsArray()) return nullptr;
@@ -55,20 +61,18 @@ std::string_view member_string(const rapidjson::Value& o, std::string_view name)
 }
 
 std::string_view runtime_namespace(const rapidjson::Value& o) {
-  const rapidjson::Value* meta = api::find_member(o, "metadata");
+  const rapidjson::Value* meta = metadata_of(o);
   return meta != nullptr ? member_string(*meta, "namespace") : std::string_view();
 }
 
 std::string_view uid_of(const rapidjson::Value& o) {
-  const rapidjson::Value* meta = api::find_member(o, "metadata");
+  const rapidjson::Value* meta = metadata_of(o);
   return meta != nullptr ? member_string(*meta, "uid") : std::string_view();
 }
 
 // metadata.name without a copy ("" when absent).
 std::string_view name_of(const rapidjson::Value& o) {
-  const rapidjson::Value* meta = api::find_member(o, "metadata");
-  const rapidjson::Value* name = meta != nullptr ? api::find_member(*meta, "name") : nullptr;
-  return name != nullptr && name->IsString() ? api::string_view_of(*name) : std::string_view();
+  return api::field_string(o, "/metadata/name");
 }
 
 std::string key_of(std::string_view kind, std::string_view ns, std::string_view name) {
