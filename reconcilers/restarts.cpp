@@ -545,21 +545,38 @@ const restart::Desired* DecisionCache::find(const Key& key) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return nullptr;
   it->second.used = pass_;
-  return &it->second.desired;
+  return it->second.desired.get();
+}
+
+std::shared_ptr<const restart::Desired> DecisionCache::intern(restart::Desired d) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const std::string* s : {&d.revision, &d.proxy_image, &d.fingerprint, &d.why})
+    h = (h ^ std::hash<std::string>{}(*s)) * 1099511628211ULL;
+  h = (h ^ (d.inject ? 1u : 0u) ^ (d.fails ? 2u : 0u)) * 1099511628211ULL;
+  auto [first, last] = values_.equal_range(h);
+  for (auto it = first; it != last; ++it)
+    if (auto v = it->second.lock(); v != nullptr && v->inject == d.inject && v->fails == d.fails &&
+                                    v->revision == d.revision && v->proxy_image == d.proxy_image &&
+                                    v->fingerprint == d.fingerprint && v->why == d.why)
+      return v;
+  auto v = std::make_shared<const restart::Desired>(std::move(d));
+  values_.emplace(h, v);
+  return v;
 }
 
 void DecisionCache::put(const Key& key, restart::Desired desired) {
   auto it = entries_.find(key);
   if (it != entries_.end()) {
-    it->second = Entry{std::move(desired), pass_};
+    it->second = Entry{intern(std::move(desired)), pass_};
     return;
   }
   if (entries_.size() >= max_entries_) return;
-  entries_.emplace(key, Entry{std::move(desired), pass_});
+  entries_.emplace(key, Entry{intern(std::move(desired)), pass_});
 }
 
 void DecisionCache::begin_pass() {
   std::erase_if(entries_, [&](const auto& e) { return pass_ - e.second.used >= keep_passes_; });
+  std::erase_if(values_, [](const auto& v) { return v.second.expired(); });
   ++pass_;
 }
 

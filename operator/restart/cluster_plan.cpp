@@ -178,6 +178,39 @@ std::string_view action_name(Action a) {
   return "Unknown";
 }
 
+namespace {
+void hash_text(std::uint64_t& h, std::string_view s) {
+  h = (h ^ std::hash<std::string_view>{}(s)) * 1099511628211ULL;
+}
+}  // namespace
+
+std::shared_ptr<const WorkloadPlan> PlanMemo::intern(WorkloadPlan plan) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const std::string* s : {&plan.kind, &plan.ns, &plan.name, &plan.current_revision,
+                               &plan.target_revision, &plan.detail, &plan.current_proxy_image,
+                               &plan.target_proxy_image, &plan.target_fingerprint})
+    hash_text(h, *s);
+  for (const std::string& p : plan.stale_pods)
+    hash_text(h, p);
+  h = (h ^ static_cast<std::uint64_t>(plan.verdict)) * 1099511628211ULL;
+  h = (h ^ (plan.reason ? 1 + static_cast<std::uint64_t>(*plan.reason) : 0)) * 1099511628211ULL;
+  auto same = [&](const WorkloadPlan& o) {
+    return o.kind == plan.kind && o.ns == plan.ns && o.name == plan.name &&
+           o.verdict == plan.verdict && o.reason == plan.reason &&
+           o.current_revision == plan.current_revision &&
+           o.target_revision == plan.target_revision && o.detail == plan.detail &&
+           o.current_proxy_image == plan.current_proxy_image &&
+           o.target_proxy_image == plan.target_proxy_image &&
+           o.target_fingerprint == plan.target_fingerprint && o.stale_pods == plan.stale_pods;
+  };
+  auto [first, last] = plans_.equal_range(h);
+  for (auto it = first; it != last; ++it)
+    if (auto kept = it->second.lock(); kept != nullptr && same(*kept)) return kept;
+  auto kept = std::make_shared<const WorkloadPlan>(std::move(plan));
+  plans_.emplace(h, kept);
+  return kept;
+}
+
 std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& desired,
                                     SystemTime now, const ClusterPlanOptions& options) {
   std::vector<PlanEntry> out;
@@ -403,8 +436,6 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
                      [](const Group* a, const Group& b) { return a->get() == b.get(); })) {
         known = &it->second;
         ++memo->hits_;
-        pods = known->by_name;
-        pods_named = true;
       } else {
         ++memo->misses_;
         PlanMemo::Entry fresh;
@@ -413,19 +444,31 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
         fresh.groups.reserve(own.size());
         for (const Group* g : own)
           fresh.groups.push_back(*g);
-        fresh.by_name = named_pods();
         if (it != memo->entries_.end()) memo->entries_.erase(it);
         known = &memo->entries_.emplace(w, std::move(fresh)).first->second;
       }
       known->pass = memo->pass_;
     }
     auto plan_with = [&](const PlanOptions& po) {
-      std::unique_ptr<WorkloadPlan>* slot = nullptr;
+      std::shared_ptr<const WorkloadPlan>* slot = nullptr;
       if (known != nullptr)
         slot = po.include_template_changes ? &known->with_templates : &known->plain;
-      if (slot != nullptr && *slot) return **slot;
+      if (slot != nullptr && *slot) {
+        WorkloadPlan plan = **slot;
+        // As plan_workload names it: the workload's kind, metadata.namespace and name.
+        plan.kind = target.kind;
+        plan.ns = target.ns;
+        plan.name = target.name;
+        return plan;
+      }
       WorkloadPlan plan = plan_workload(*w, ns_labels, *entries, named_pods(), desired, po);
-      if (slot != nullptr) *slot = std::make_unique<WorkloadPlan>(plan);
+      if (slot != nullptr) {
+        WorkloadPlan kept = plan;
+        kept.kind.clear();
+        kept.ns.clear();
+        kept.name.clear();
+        *slot = memo->intern(std::move(kept));
+      }
       return plan;
     };
     // The policy decides whether template changes count, so look it up before planning:
@@ -580,8 +623,10 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
     out.push_back(std::move(e));
   }
 
-  if (memo != nullptr)
+  if (memo != nullptr) {
     std::erase_if(memo->entries_, [&](const auto& kv) { return kv.second.pass != memo->pass_; });
+    std::erase_if(memo->plans_, [](const auto& kv) { return kv.second.expired(); });
+  }
 
   return out;
 }
