@@ -345,6 +345,7 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
                 [](const Group* a, const Group* b) { return a->get() < b->get(); });
     if (memo != nullptr && view.pod_groups != nullptr) {
       memo->layout_ = std::move(fresh_layout);
+      memo->layout_.shrink_to_fit();  // kept until the workloads change: not the growth's slack
       memo->layout_groups_ = view.pod_groups;
       memo->layout_workloads_.clear();
       for (std::size_t i = 0; i < view.workloads.size(); ++i)
