@@ -251,11 +251,23 @@ class OwnedIndex {
 };
 
 struct PodIndex::State {
-  restart::PodGroups groups;
+  // The groups, copied on write: a snapshot handed out is `current` itself until the next
+  // change, which first copies it (the holders of the snapshot keep theirs), so an index that
+  // did not change since the last pass keeps one map, not two.
+  std::shared_ptr<restart::PodGroups> current = std::make_shared<restart::PodGroups>();
   std::shared_ptr<const restart::PodGroups> snapshot;  // null after a change
 
+  // The groups to change: `current`, made private first when it was handed out.
+  restart::PodGroups& writable() {
+    if (snapshot != nullptr) {
+      current = std::make_shared<restart::PodGroups>(*current);
+      snapshot.reset();
+    }
+    return *current;
+  }
+
   void add(const runtime::Object& pod) {
-    auto& group = groups[std::string(restart::controller_uid(*pod))];
+    auto& group = writable()[std::string(restart::controller_uid(*pod))];
     auto next = std::make_shared<restart::PodGroup>();
     if (group != nullptr) {
       next->pods.reserve(group->pods.size() + 1);
@@ -263,7 +275,6 @@ struct PodIndex::State {
     }
     next->pods.push_back(pod);
     group = std::move(next);
-    snapshot.reset();
   }
   // Removes the pod of `pod`'s namespace and name from `group`; false when it is not there.
   bool remove_from(restart::PodGroups::iterator group, const runtime::Object& pod) {
@@ -277,16 +288,19 @@ struct PodIndex::State {
     next->pods.reserve(pods.size());
     for (const runtime::Object& p : pods)
       if (!same(p)) next->pods.push_back(p);
+    // `group` points into `current`, which writable() may replace by a copy: found again there.
+    const std::string uid = group->first;
+    restart::PodGroups& groups = writable();
     if (next->pods.empty())
-      groups.erase(group);
+      groups.erase(uid);
     else
-      group->second = std::move(next);
-    snapshot.reset();
+      groups[uid] = std::move(next);
     return true;
   }
   // `pod` as the store held it (its controller names its group); a deletion's final state may
   // name another controller than the stored one did: then every group is searched.
   void remove(const runtime::Object& pod) {
+    restart::PodGroups& groups = *current;
     auto group = groups.find(std::string(restart::controller_uid(*pod)));
     if (group != groups.end() && remove_from(group, pod)) return;
     for (auto it = groups.begin(); it != groups.end(); ++it)
@@ -316,8 +330,7 @@ PodIndex::PodIndex(runtime::Store& pods) : state_(std::make_shared<State>()) {
 }
 
 std::shared_ptr<const restart::PodGroups> PodIndex::groups() {
-  if (state_->snapshot == nullptr)
-    state_->snapshot = std::make_shared<const restart::PodGroups>(state_->groups);
+  if (state_->snapshot == nullptr) state_->snapshot = state_->current;
   return state_->snapshot;
 }
 

@@ -291,6 +291,11 @@ TEST(RestartsPodIndex, FollowsTheStoreGroupByGroup) {
   EXPECT_EQ(third->at("rs-b")->pods.size(), 2u);
   EXPECT_EQ(third->count(""), 0u) << "an empty group goes";
   EXPECT_EQ(first->at("rs-a")->pods.size(), 2u) << "an earlier snapshot never changes";
+  // The index changes its groups in place only while no snapshot of them is out.
+  EXPECT_EQ(second->at("rs-a")->pods.size(), 2u);
+  EXPECT_EQ(second->count(""), 1u);
+  EXPECT_EQ(first->size(), 3u);
+  EXPECT_EQ(index.groups(), third);
 }
 
 // One Deployment (apps/web, its ReplicaSet and pod on the default revision) in a namespace
