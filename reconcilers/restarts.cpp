@@ -12,6 +12,7 @@
 
 #include "api/json.hpp"
 #include "api/mesh_conventions.hpp"
+#include "api/record.hpp"
 #include "operator/inject/snapshot.hpp"
 #include "operator/log/log.hpp"
 #include "operator/manifest/chart_sets.hpp"
@@ -131,8 +132,8 @@ std::int64_t generation_of(const rapidjson::Value& object) {
 }
 
 bool pod_ready(const rapidjson::Value& pod) {
-  if (api::find(pod, "/metadata/deletionTimestamp") != nullptr) return false;
-  const rapidjson::Value* conds = api::find(pod, "/status/conditions");
+  if (api::field(pod, "/metadata/deletionTimestamp") != nullptr) return false;
+  const rapidjson::Value* conds = api::field(pod, "/status/conditions");
   if (conds == nullptr || !conds->IsArray()) return false;
   for (const rapidjson::Value& c : conds->GetArray())
     if (api::string_at(c, {"type"}) == "Ready") return api::string_at(c, {"status"}) == "True";
@@ -250,11 +251,23 @@ class OwnedIndex {
 };
 
 struct PodIndex::State {
-  restart::PodGroups groups;
+  // The groups, copied on write: a snapshot handed out is `current` itself until the next
+  // change, which first copies it (the holders of the snapshot keep theirs), so an index that
+  // did not change since the last pass keeps one map, not two.
+  std::shared_ptr<restart::PodGroups> current = std::make_shared<restart::PodGroups>();
   std::shared_ptr<const restart::PodGroups> snapshot;  // null after a change
 
+  // The groups to change: `current`, made private first when it was handed out.
+  restart::PodGroups& writable() {
+    if (snapshot != nullptr) {
+      current = std::make_shared<restart::PodGroups>(*current);
+      snapshot.reset();
+    }
+    return *current;
+  }
+
   void add(const runtime::Object& pod) {
-    auto& group = groups[std::string(restart::controller_uid(*pod))];
+    auto& group = writable()[std::string(restart::controller_uid(*pod))];
     auto next = std::make_shared<restart::PodGroup>();
     if (group != nullptr) {
       next->pods.reserve(group->pods.size() + 1);
@@ -262,7 +275,6 @@ struct PodIndex::State {
     }
     next->pods.push_back(pod);
     group = std::move(next);
-    snapshot.reset();
   }
   // Removes the pod of `pod`'s namespace and name from `group`; false when it is not there.
   bool remove_from(restart::PodGroups::iterator group, const runtime::Object& pod) {
@@ -276,16 +288,19 @@ struct PodIndex::State {
     next->pods.reserve(pods.size());
     for (const runtime::Object& p : pods)
       if (!same(p)) next->pods.push_back(p);
+    // `group` points into `current`, which writable() may replace by a copy: found again there.
+    const std::string uid = group->first;
+    restart::PodGroups& groups = writable();
     if (next->pods.empty())
-      groups.erase(group);
+      groups.erase(uid);
     else
-      group->second = std::move(next);
-    snapshot.reset();
+      groups[uid] = std::move(next);
     return true;
   }
   // `pod` as the store held it (its controller names its group); a deletion's final state may
   // name another controller than the stored one did: then every group is searched.
   void remove(const runtime::Object& pod) {
+    restart::PodGroups& groups = *current;
     auto group = groups.find(std::string(restart::controller_uid(*pod)));
     if (group != groups.end() && remove_from(group, pod)) return;
     for (auto it = groups.begin(); it != groups.end(); ++it)
@@ -315,8 +330,7 @@ PodIndex::PodIndex(runtime::Store& pods) : state_(std::make_shared<State>()) {
 }
 
 std::shared_ptr<const restart::PodGroups> PodIndex::groups() {
-  if (state_->snapshot == nullptr)
-    state_->snapshot = std::make_shared<const restart::PodGroups>(state_->groups);
+  if (state_->snapshot == nullptr) state_->snapshot = state_->current;
   return state_->snapshot;
 }
 
@@ -544,21 +558,38 @@ const restart::Desired* DecisionCache::find(const Key& key) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return nullptr;
   it->second.used = pass_;
-  return &it->second.desired;
+  return it->second.desired.get();
+}
+
+std::shared_ptr<const restart::Desired> DecisionCache::intern(restart::Desired d) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const std::string* s : {&d.revision, &d.proxy_image, &d.fingerprint, &d.why})
+    h = (h ^ std::hash<std::string>{}(*s)) * 1099511628211ULL;
+  h = (h ^ (d.inject ? 1u : 0u) ^ (d.fails ? 2u : 0u)) * 1099511628211ULL;
+  auto [first, last] = values_.equal_range(h);
+  for (auto it = first; it != last; ++it)
+    if (auto v = it->second.lock(); v != nullptr && v->inject == d.inject && v->fails == d.fails &&
+                                    v->revision == d.revision && v->proxy_image == d.proxy_image &&
+                                    v->fingerprint == d.fingerprint && v->why == d.why)
+      return v;
+  auto v = std::make_shared<const restart::Desired>(std::move(d));
+  values_.emplace(h, v);
+  return v;
 }
 
 void DecisionCache::put(const Key& key, restart::Desired desired) {
   auto it = entries_.find(key);
   if (it != entries_.end()) {
-    it->second = Entry{std::move(desired), pass_};
+    it->second = Entry{intern(std::move(desired)), pass_};
     return;
   }
   if (entries_.size() >= max_entries_) return;
-  entries_.emplace(key, Entry{std::move(desired), pass_});
+  entries_.emplace(key, Entry{intern(std::move(desired)), pass_});
 }
 
 void DecisionCache::begin_pass() {
   std::erase_if(entries_, [&](const auto& e) { return pass_ - e.second.used >= keep_passes_; });
+  std::erase_if(values_, [](const auto& v) { return v.second.expired(); });
   ++pass_;
 }
 
@@ -700,8 +731,8 @@ FollowDecision follow_rollout(const restart::PlanEntry& e, const rapidjson::Valu
                                [](const rapidjson::Value* p) { return pod_ready(*p); });
   const rapidjson::Value* victim = nullptr;
   for (const rapidjson::Value* p : pods) {
-    auto created = parse_rfc3339(api::string_at(*p, {"metadata", "creationTimestamp"}));
-    if (created && *created < started && api::find(*p, "/metadata/deletionTimestamp") == nullptr) {
+    auto created = parse_rfc3339(std::string(api::field_string(*p, "/metadata/creationTimestamp")));
+    if (created && *created < started && api::field(*p, "/metadata/deletionTimestamp") == nullptr) {
       victim = p;
       break;
     }
@@ -711,7 +742,7 @@ FollowDecision follow_rollout(const restart::PlanEntry& e, const rapidjson::Valu
                 "pods were not all replaced and Ready within " +
                     std::to_string(e.policy.rollout_timeout.count()) + "s"};
   } else if (victim != nullptr && all_ready && execute) {
-    d.delete_pod = api::string_at(*victim, {"metadata", "name"});
+    d.delete_pod = std::string(api::field_string(*victim, "/metadata/name"));
     d.status = {restart::RolloutState::kProgressing, "deleted pod " + d.delete_pod};
   } else {
     d.status = {restart::RolloutState::kProgressing,

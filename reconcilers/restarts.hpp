@@ -166,13 +166,17 @@ class DecisionCache {
     std::size_t operator()(const Key& k) const;
   };
   struct Entry {
-    restart::Desired desired;
+    // Kept once for every entry with the same decision (most templates of a revision get the
+    // same one: its proxy image and fingerprint).
+    std::shared_ptr<const restart::Desired> desired;
     std::uint64_t used = 0;  // the pass that last used it
   };
+  std::shared_ptr<const restart::Desired> intern(restart::Desired desired);
   std::size_t max_entries_;
   std::uint32_t keep_passes_;
   std::uint64_t pass_ = 0;
   std::unordered_map<Key, Entry, KeyHash> entries_;
+  std::unordered_multimap<std::uint64_t, std::weak_ptr<const restart::Desired>> values_;
 };
 
 // Each revision's injection engine; revisions whose ConfigMaps are missing or do not build are

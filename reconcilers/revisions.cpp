@@ -6,6 +6,7 @@
 
 #include "api/json.hpp"
 #include "api/mesh_conventions.hpp"
+#include "api/record.hpp"
 #include "api/time.hpp"
 #include "operator/log/log.hpp"
 #include "operator/restart/planner.hpp"
@@ -135,7 +136,7 @@ std::string owner_revision(const RevisionsReport& report, const std::string& key
 }
 
 bool terminating(const rapidjson::Value& object) {
-  return api::find(object, "/metadata/deletionTimestamp") != nullptr;
+  return api::field(object, "/metadata/deletionTimestamp") != nullptr;
 }
 
 std::string key_of(const rapidjson::Value& object) {
@@ -290,7 +291,7 @@ api::Result<RevisionsReport> evaluate(const RevisionsView& view) {
     if (pod_gone(pod)) continue;
     restart::PodState state = restart::observe_pod(pod);
     std::string carried = state.injected ? state.revision : std::string();
-    const rapidjson::Value* labels = api::find(pod, "/metadata/labels");
+    const rapidjson::Value* labels = api::field(pod, "/metadata/labels");
     // The revision's own components (istiod, its gateways) carry istio.io/rev: they go with
     // the revision and do not keep it in use.
     if (labels != nullptr && labels->IsObject() &&
@@ -306,7 +307,7 @@ api::Result<RevisionsReport> evaluate(const RevisionsView& view) {
       auto known = report.revisions.find(carried);
       if (known != report.revisions.end()) ++known->second.running_pods;
     }
-    auto it = by_name.find(api::string_at(pod, {"metadata", "namespace"}));
+    auto it = by_name.find(std::string(api::field_string(pod, "/metadata/namespace")));
     if (it == by_name.end() || it->second->revision.empty()) continue;
     if (state.injected && state.revision == it->second->revision)
       ++report.revisions[state.revision].pods;
@@ -316,7 +317,7 @@ api::Result<RevisionsReport> evaluate(const RevisionsView& view) {
 
 bool pod_gone(const rapidjson::Value& pod) {
   if (terminating(pod)) return true;
-  std::string phase = api::string_at(pod, {"status", "phase"});
+  std::string_view phase = api::field_string(pod, "/status/phase");
   return phase == "Succeeded" || phase == "Failed";
 }
 

@@ -7,6 +7,7 @@
 
 #include "api/json.hpp"
 #include "api/mesh_conventions.hpp"
+#include "api/record.hpp"
 
 namespace meshop::restart {
 namespace {
@@ -288,8 +289,8 @@ api::Result<CheckReport> check(const ClusterView& view, const std::vector<PlanEn
     probe = probe_pod(target.ns);
   } else {
     for (const auto& p : view.pods)
-      if (api::string_at(p, {"metadata", "namespace"}) == target.ns &&
-          api::string_at(p, {"metadata", "name"}) == target.pod)
+      if (api::field_string(p, "/metadata/namespace") == target.ns &&
+          api::field_string(p, "/metadata/name") == target.pod)
         pod = &p;
     if (pod == nullptr)
       return api::Error{"pod \"" + target.pod + "\" not found in namespace \"" + target.ns + "\""};
@@ -405,7 +406,7 @@ api::Result<CheckReport> check(const ClusterView& view, const std::vector<PlanEn
   // The workloads, from the restart plan.
   std::map<std::string, std::vector<const rapidjson::Value*>> pods_of;
   for (const auto& p : view.pods) {
-    if (api::string_at(p, {"metadata", "namespace"}) != target.ns) continue;
+    if (api::field_string(p, "/metadata/namespace") != target.ns) continue;
     const rapidjson::Value* t = owners.top_of(p);
     if (t == nullptr) continue;
     pods_of[key_of(kind_of(*t), target.ns, api::string_at(*t, {"metadata", "name"}))].push_back(&p);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "api/json.hpp"
+#include "api/record.hpp"
 
 namespace meshop::restart {
 namespace {
@@ -37,8 +38,13 @@ std::string revision_of_iop(const rapidjson::Value& iop) {
   return r.empty() ? "default" : r;
 }
 
+// metadata of a whole object, or of a record's base (api/record.hpp: without its own fields).
+const rapidjson::Value* metadata_of(const rapidjson::Value& o) {
+  return api::find_member(api::is_record(o) ? o[api::kRecordBase] : o, "metadata");
+}
+
 const rapidjson::Value* controller_owner(const rapidjson::Value& o) {
-  const rapidjson::Value* meta = api::find_member(o, "metadata");
+  const rapidjson::Value* meta = metadata_of(o);
   const rapidjson::Value* owners =
       meta != nullptr ? api::find_member(*meta, "ownerReferences") : nullptr;
   if (owners == nullptr || !owners->IsArray()) return nullptr;
@@ -55,20 +61,18 @@ std::string_view member_string(const rapidjson::Value& o, std::string_view name)
 }
 
 std::string_view runtime_namespace(const rapidjson::Value& o) {
-  const rapidjson::Value* meta = api::find_member(o, "metadata");
+  const rapidjson::Value* meta = metadata_of(o);
   return meta != nullptr ? member_string(*meta, "namespace") : std::string_view();
 }
 
 std::string_view uid_of(const rapidjson::Value& o) {
-  const rapidjson::Value* meta = api::find_member(o, "metadata");
+  const rapidjson::Value* meta = metadata_of(o);
   return meta != nullptr ? member_string(*meta, "uid") : std::string_view();
 }
 
 // metadata.name without a copy ("" when absent).
 std::string_view name_of(const rapidjson::Value& o) {
-  const rapidjson::Value* meta = api::find_member(o, "metadata");
-  const rapidjson::Value* name = meta != nullptr ? api::find_member(*meta, "name") : nullptr;
-  return name != nullptr && name->IsString() ? api::string_view_of(*name) : std::string_view();
+  return api::field_string(o, "/metadata/name");
 }
 
 std::string key_of(std::string_view kind, std::string_view ns, std::string_view name) {
@@ -172,6 +176,39 @@ std::string_view action_name(Action a) {
       return "Paused";
   }
   return "Unknown";
+}
+
+namespace {
+void hash_text(std::uint64_t& h, std::string_view s) {
+  h = (h ^ std::hash<std::string_view>{}(s)) * 1099511628211ULL;
+}
+}  // namespace
+
+std::shared_ptr<const WorkloadPlan> PlanMemo::intern(WorkloadPlan plan) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const std::string* s : {&plan.kind, &plan.ns, &plan.name, &plan.current_revision,
+                               &plan.target_revision, &plan.detail, &plan.current_proxy_image,
+                               &plan.target_proxy_image, &plan.target_fingerprint})
+    hash_text(h, *s);
+  for (const std::string& p : plan.stale_pods)
+    hash_text(h, p);
+  h = (h ^ static_cast<std::uint64_t>(plan.verdict)) * 1099511628211ULL;
+  h = (h ^ (plan.reason ? 1 + static_cast<std::uint64_t>(*plan.reason) : 0)) * 1099511628211ULL;
+  auto same = [&](const WorkloadPlan& o) {
+    return o.kind == plan.kind && o.ns == plan.ns && o.name == plan.name &&
+           o.verdict == plan.verdict && o.reason == plan.reason &&
+           o.current_revision == plan.current_revision &&
+           o.target_revision == plan.target_revision && o.detail == plan.detail &&
+           o.current_proxy_image == plan.current_proxy_image &&
+           o.target_proxy_image == plan.target_proxy_image &&
+           o.target_fingerprint == plan.target_fingerprint && o.stale_pods == plan.stale_pods;
+  };
+  auto [first, last] = plans_.equal_range(h);
+  for (auto it = first; it != last; ++it)
+    if (auto kept = it->second.lock(); kept != nullptr && same(*kept)) return kept;
+  auto kept = std::make_shared<const WorkloadPlan>(std::move(plan));
+  plans_.emplace(h, kept);
+  return kept;
 }
 
 std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& desired,
@@ -308,6 +345,7 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
                 [](const Group* a, const Group* b) { return a->get() < b->get(); });
     if (memo != nullptr && view.pod_groups != nullptr) {
       memo->layout_ = std::move(fresh_layout);
+      memo->layout_.shrink_to_fit();  // kept until the workloads change: not the growth's slack
       memo->layout_groups_ = view.pod_groups;
       memo->layout_workloads_.clear();
       for (std::size_t i = 0; i < view.workloads.size(); ++i)
@@ -399,8 +437,6 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
                      [](const Group* a, const Group& b) { return a->get() == b.get(); })) {
         known = &it->second;
         ++memo->hits_;
-        pods = known->by_name;
-        pods_named = true;
       } else {
         ++memo->misses_;
         PlanMemo::Entry fresh;
@@ -409,19 +445,31 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
         fresh.groups.reserve(own.size());
         for (const Group* g : own)
           fresh.groups.push_back(*g);
-        fresh.by_name = named_pods();
         if (it != memo->entries_.end()) memo->entries_.erase(it);
         known = &memo->entries_.emplace(w, std::move(fresh)).first->second;
       }
       known->pass = memo->pass_;
     }
     auto plan_with = [&](const PlanOptions& po) {
-      std::unique_ptr<WorkloadPlan>* slot = nullptr;
+      std::shared_ptr<const WorkloadPlan>* slot = nullptr;
       if (known != nullptr)
         slot = po.include_template_changes ? &known->with_templates : &known->plain;
-      if (slot != nullptr && *slot) return **slot;
+      if (slot != nullptr && *slot) {
+        WorkloadPlan plan = **slot;
+        // As plan_workload names it: the workload's kind, metadata.namespace and name.
+        plan.kind = target.kind;
+        plan.ns = target.ns;
+        plan.name = target.name;
+        return plan;
+      }
       WorkloadPlan plan = plan_workload(*w, ns_labels, *entries, named_pods(), desired, po);
-      if (slot != nullptr) *slot = std::make_unique<WorkloadPlan>(plan);
+      if (slot != nullptr) {
+        WorkloadPlan kept = plan;
+        kept.kind.clear();
+        kept.ns.clear();
+        kept.name.clear();
+        *slot = memo->intern(std::move(kept));
+      }
       return plan;
     };
     // The policy decides whether template changes count, so look it up before planning:
@@ -576,8 +624,10 @@ std::vector<PlanEntry> plan_cluster(const ClusterView& view, const DesiredFn& de
     out.push_back(std::move(e));
   }
 
-  if (memo != nullptr)
+  if (memo != nullptr) {
     std::erase_if(memo->entries_, [&](const auto& kv) { return kv.second.pass != memo->pass_; });
+    std::erase_if(memo->plans_, [](const auto& kv) { return kv.second.expired(); });
+  }
 
   return out;
 }

@@ -232,14 +232,17 @@ class PlanMemo {
   struct Entry {
     ObjectList::Item workload;
     ObjectList::Item ns_object;  // null when the namespace is not in the view
-    // The pod groups of the workload (by address), and their pods by name (a bare pod: no
-    // group, and itself).
+    // The pod groups of the workload (by address; a bare pod: none, it is its own pod).
     std::vector<std::shared_ptr<const PodGroup>> groups;
-    std::vector<const rapidjson::Value*> by_name;
-    std::unique_ptr<WorkloadPlan> plain;           // PlanOptions{}
-    std::unique_ptr<WorkloadPlan> with_templates;  // include_template_changes
+    // The verdicts, without kind, namespace and name (the target's): kept once for all the
+    // workloads with the same one (every up-to-date workload of a revision has the same).
+    std::shared_ptr<const WorkloadPlan> plain;           // PlanOptions{}
+    std::shared_ptr<const WorkloadPlan> with_templates;  // include_template_changes
     std::uint64_t pass = 0;
   };
+  // The one kept copy of `plan` (equal plans are shared; forgotten when no entry holds them).
+  std::shared_ptr<const WorkloadPlan> intern(WorkloadPlan plan);
+  std::unordered_multimap<std::uint64_t, std::weak_ptr<const WorkloadPlan>> plans_;
   std::string desired_key_;
   std::vector<ObjectList::Item> webhooks_;  // the webhook configurations routed with
   PodGroups groups_;  // a view without pod_groups: its pods as grouped in the last pass

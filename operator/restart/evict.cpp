@@ -7,6 +7,7 @@
 #include <set>
 
 #include "api/json.hpp"
+#include "api/record.hpp"
 #include "api/time.hpp"
 
 namespace meshop::restart {
@@ -33,11 +34,11 @@ int int_at(const rapidjson::Value& o, const char* pointer, int fallback) {
 }
 
 bool terminating(const rapidjson::Value& pod) {
-  return api::find(pod, "/metadata/deletionTimestamp") != nullptr;
+  return api::field(pod, "/metadata/deletionTimestamp") != nullptr;
 }
 
 bool ready(const rapidjson::Value& pod) {
-  const rapidjson::Value* conds = api::find(pod, "/status/conditions");
+  const rapidjson::Value* conds = api::field(pod, "/status/conditions");
   if (conds == nullptr || !conds->IsArray()) return false;
   for (const rapidjson::Value& c : conds->GetArray())
     if (api::string_at(c, {"type"}) == "Ready") return api::string_at(c, {"status"}) == "True";
@@ -45,7 +46,7 @@ bool ready(const rapidjson::Value& pod) {
 }
 
 std::optional<std::chrono::system_clock::time_point> created(const rapidjson::Value& pod) {
-  return api::parse_rfc3339(api::string_at(pod, {"metadata", "creationTimestamp"}));
+  return api::parse_rfc3339(api::field_string(pod, "/metadata/creationTimestamp"));
 }
 
 }  // namespace
@@ -115,7 +116,7 @@ EvictStep evict_step(const rapidjson::Value& workload,
       continue;
     }
     ++live;
-    std::string name = api::string_at(*p, {"metadata", "name"});
+    std::string name(api::field_string(*p, "/metadata/name"));
     if (stale.count(name)) live_stale.push_back(name);
     if (ready(*p)) {
       ++step.ready;
@@ -138,7 +139,9 @@ EvictStep evict_step(const rapidjson::Value& workload,
                    "use spec.restarts.strategy Rollout";
     return step;
   }
-  auto name_of = [](const rapidjson::Value* p) { return api::string_at(*p, {"metadata", "name"}); };
+  auto name_of = [](const rapidjson::Value* p) {
+    return std::string(api::field_string(*p, "/metadata/name"));
+  };
   if (first_terminating != nullptr) {
     step.waiting = "waiting for pod " + name_of(first_terminating) + " to terminate";
   } else if (first_unready != nullptr) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/json.hpp"
+#include "api/record.hpp"
 
 namespace meshop::restart {
 namespace {
@@ -20,9 +21,11 @@ Health regressed(std::string reason, std::string what) {
 
 // A container of `pod` that waits in CrashLoopBackOff or has restarted, from `list`.
 std::optional<Health> container_regression(const rapidjson::Value& pod, const char* list) {
-  const rapidjson::Value* statuses = api::find_member(*api::find_member(pod, "status"), list);
+  const rapidjson::Value* status = api::field(pod, "/status");
+  const rapidjson::Value* statuses =
+      status != nullptr && status->IsObject() ? api::find_member(*status, list) : nullptr;
   if (statuses == nullptr || !statuses->IsArray()) return std::nullopt;
-  std::string pod_name = api::string_at(pod, {"metadata", "name"});
+  std::string pod_name(api::field_string(pod, "/metadata/name"));
   for (const rapidjson::Value& c : statuses->GetArray()) {
     std::string name = api::string_at(c, {"name"});
     if (api::string_at(c, {"state", "waiting", "reason"}) == "CrashLoopBackOff")
@@ -54,20 +57,21 @@ Health workload_health(const rapidjson::Value& workload,
                                                  api::string_at(c, {"message"}) + ")");
   }
   for (const rapidjson::Value* p : pods) {
-    std::string name = api::string_at(*p, {"metadata", "name"});
+    std::string name(api::field_string(*p, "/metadata/name"));
     if (std::find(stale_pods.begin(), stale_pods.end(), name) != stale_pods.end()) continue;
-    if (api::find(*p, "/metadata/deletionTimestamp") != nullptr) continue;
+    if (api::field(*p, "/metadata/deletionTimestamp") != nullptr) continue;
     if (since) {
-      auto created = parse_rfc3339(api::string_at(*p, {"metadata", "creationTimestamp"}));
+      auto created = parse_rfc3339(api::field_string(*p, "/metadata/creationTimestamp"));
       if (!created || *created < std::chrono::floor<std::chrono::seconds>(*since)) continue;
     }
-    if (api::find_member(*p, "status") != nullptr && api::find_member(*p, "status")->IsObject()) {
+    if (const rapidjson::Value* status = api::field(*p, "/status");
+        status != nullptr && status->IsObject()) {
       for (const char* list : {"initContainerStatuses", "containerStatuses"})
         if (auto r = container_regression(*p, list)) return *r;
     }
     if (!expect_ready) continue;
     const rapidjson::Value* ready = nullptr;
-    if (const rapidjson::Value* conds = api::find(*p, "/status/conditions");
+    if (const rapidjson::Value* conds = api::field(*p, "/status/conditions");
         conds != nullptr && conds->IsArray())
       for (const rapidjson::Value& c : conds->GetArray())
         if (api::string_at(c, {"type"}) == "Ready") ready = &c;

@@ -1,6 +1,7 @@
 #include "operator/restart/planner.hpp"
 
 #include "api/json.hpp"
+#include "api/record.hpp"
 
 namespace meshop::restart {
 namespace {
@@ -11,7 +12,7 @@ constexpr std::string_view kFingerprintAnnotation = "meshop.io/injector-fingerpr
 
 std::string proxy_image_of(const rapidjson::Value& pod) {
   for (const char* list : {"/spec/containers", "/spec/initContainers"}) {
-    const rapidjson::Value* cs = api::find(pod, list);
+    const rapidjson::Value* cs = api::field(pod, list);
     if (cs == nullptr || !cs->IsArray()) continue;
     for (const rapidjson::Value& c : cs->GetArray())
       if (api::string_at(c, {"name"}) == "istio-proxy") return api::string_at(c, {"image"});
@@ -90,7 +91,7 @@ bool restartable_kind(std::string_view kind) {
 
 PodState observe_pod(const rapidjson::Value& pod) {
   PodState s;
-  const rapidjson::Value* annotations = api::find(pod, "/metadata/annotations");
+  const rapidjson::Value* annotations = api::field(pod, "/metadata/annotations");
   if (annotations != nullptr && annotations->IsObject()) {
     const rapidjson::Value* status = api::find_member(*annotations, kStatusAnnotation);
     if (status != nullptr && status->IsString()) {
@@ -171,7 +172,7 @@ WorkloadPlan plan_workload(const rapidjson::Value& workload,
       reason = StaleReason::kTemplateChanged;
     }
     if (!reason) continue;
-    std::string pod_name = api::string_at(*p, {"metadata", "name"});
+    std::string pod_name(api::field_string(*p, "/metadata/name"));
     plan.stale_pods.push_back(pod_name);
     if (plan.reason) continue;
     plan.reason = reason;

@@ -3,6 +3,7 @@
 #include <initializer_list>
 
 #include "api/json.hpp"
+#include "api/record.hpp"
 
 namespace meshop::restart {
 namespace {
@@ -182,6 +183,8 @@ void project_pod(rapidjson::Document& pod) {
     status.AddMember(rapidjson::StringRef(list), kept, a);
   }
   if (status.MemberCount() > 0) out.AddMember("status", status, a);
+  // Its own fields apart from what it has in common with its siblings (api/record.hpp).
+  api::to_record(out);
   pod.Swap(out);
 }
 

@@ -11,6 +11,9 @@
 // are not kept: 136 bytes of each of 100k pods. A pod no controller owns is a workload of its
 // own: the injection engine decides for it as it is, so it is kept whole (managedFields and the
 // last-applied annotation dropped, apiVersion and kind set).
+// A controlled pod's projection is a record (api/record.hpp): its name, resourceVersion,
+// creation and deletion times in slots, the rest in a base its siblings share; every reader of
+// pods reads them through api::field / runtime::meta_string, which read a whole pod alike.
 // Every projection keeps metadata.resourceVersion (the store's change detection); the others
 // set apiVersion and kind (a LIST's items carry neither).
 // A plan over projected pods equals the plan over the whole pods (cluster_plan_test).

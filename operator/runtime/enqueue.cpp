@@ -1,5 +1,7 @@
 #include "operator/runtime/enqueue.hpp"
 
+#include "api/record.hpp"
+
 namespace meshop::runtime {
 
 namespace {
@@ -36,8 +38,11 @@ StoreHandlers enqueue_each(WorkQueue& queue, KeyMapper map) {
 std::vector<std::string> owner_keys(const rapidjson::Value& object, std::string_view api_version,
                                     std::string_view kind, bool controller_only) {
   std::vector<std::string> out;
-  auto meta = object.FindMember("metadata");
-  if (meta == object.MemberEnd() || !meta->value.IsObject()) return out;
+  // A record (api/record.hpp) keeps its owner references in its base.
+  const rapidjson::Value& whole = api::is_record(object) ? object[api::kRecordBase] : object;
+  if (!whole.IsObject()) return out;
+  auto meta = whole.FindMember("metadata");
+  if (meta == whole.MemberEnd() || !meta->value.IsObject()) return out;
   auto refs = meta->value.FindMember("ownerReferences");
   if (refs == meta->value.MemberEnd() || !refs->value.IsArray()) return out;
   // Owners match by group and kind: the version of a reference may differ from ours.

@@ -6,6 +6,8 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "api/record.hpp"
+
 namespace meshop::runtime {
 
 namespace {
@@ -299,16 +301,30 @@ template <class V>
 V* node_at(V& root, std::string_view path) {
   V* v = &root;
   while (!path.empty()) {
-    if (path.front() != '/' || !v->IsObject()) return nullptr;
+    if (path.front() != '/') return nullptr;
     path.remove_prefix(1);
     std::string_view name = path.substr(0, path.find('/'));
     path.remove_prefix(name.size());
+    if (v->IsArray()) {  // a record's slot ("/0")
+      long long i = api::parse_array_index(name);
+      if (i < 0 || i >= static_cast<long long>(v->Size())) return nullptr;
+      v = &(*v)[static_cast<rapidjson::SizeType>(i)];
+      continue;
+    }
+    if (!v->IsObject()) return nullptr;
     auto it = v->FindMember(rapidjson::Value(
         rapidjson::StringRef(name.data(), static_cast<rapidjson::SizeType>(name.size()))));
     if (it == v->MemberEnd()) return nullptr;
     v = &it->value;
   }
   return v;
+}
+
+// Whether `path` lies under one of `parts` ("/0/spec" under "/0").
+bool nested_in(std::string_view path, const std::vector<std::string_view>& parts) {
+  for (std::string_view p : parts)
+    if (path.size() > p.size() && path.starts_with(p) && path[p.size()] == '/') return true;
+  return false;
 }
 
 }  // namespace
@@ -353,13 +369,20 @@ std::size_t SharedParts::size() const {
 }
 
 std::shared_ptr<const rapidjson::Value> SharedParts::intern(const rapidjson::Value& value) {
+  static const std::vector<std::string> kNone;
+  return intern(value, kNone);
+}
+
+std::shared_ptr<const rapidjson::Value> SharedParts::intern(const rapidjson::Value& value,
+                                                            const std::vector<std::string>& paths) {
   std::uint64_t h = 14695981039346656037ULL;
   hash_value(h, value);
   auto [first, last] = table_->entries.equal_range(h);
   for (auto it = first; it != last; ++it) {
     if (auto part = it->second.lock(); part != nullptr && strict_equal(*part, value)) return part;
   }
-  std::shared_ptr<const rapidjson::Value> part = compact_object(value);
+  std::shared_ptr<const rapidjson::Value> part =
+      paths.empty() ? compact_object(value) : compact_object(value, *this, paths);
   table_->entries.emplace(h, part);
   if (table_->entries.size() >= table_->sweep_at) {
     std::erase_if(table_->entries, [](const auto& e) { return e.second.expired(); });
@@ -387,13 +410,19 @@ Object compact_object_from(rapidjson::Document& scratch, SharedParts& parts,
   // put in their places: the object's own memory is only what is its own.
   std::vector<std::string_view> cut;
   SharedParts::Table::Set found;
+  std::vector<std::string> inner;
   for (const std::string& path : paths) {
+    if (nested_in(path, cut)) continue;  // shared inside the part it lies in
     rapidjson::Value* node = node_at(static_cast<rapidjson::Value&>(scratch), path);
     if (node == nullptr || node->IsNull()) continue;
     if ((node->IsObject() && node->MemberCount() == 0) || (node->IsArray() && node->Empty()))
       continue;  // nothing to share
+    inner.clear();
+    for (const std::string& p : paths)
+      if (p.size() > path.size() + 1 && p.starts_with(path) && p[path.size()] == '/')
+        inner.push_back(p.substr(path.size()));
     cut.push_back(path);
-    found.push_back(parts.intern(*node));
+    found.push_back(parts.intern(*node, inner));
     node->SetNull();
   }
   // The parts' handles go in the copy's slots (nulls): the copy is ours until it is returned.
@@ -413,7 +442,21 @@ Object compact_object_from(rapidjson::Document& scratch, SharedParts& parts,
 }
 
 std::string_view meta_string(const rapidjson::Value& object, std::string_view field) {
-  const rapidjson::Value* meta = member(object, "metadata");
+  const rapidjson::Value* meta;
+  if (api::is_record(object)) {  // its own fields in slots, the rest in its base
+    rapidjson::SizeType slot = field == "name"                ? api::kRecordName
+                               : field == "resourceVersion"   ? api::kRecordResourceVersion
+                               : field == "creationTimestamp" ? api::kRecordCreationTimestamp
+                               : field == "deletionTimestamp" ? api::kRecordDeletionTimestamp
+                                                              : api::kRecordBase;
+    if (slot != api::kRecordBase) {
+      if (slot >= object.Size() || !object[slot].IsString()) return {};
+      return str(object[slot]);
+    }
+    meta = member(object[api::kRecordBase], "metadata");
+  } else {
+    meta = member(object, "metadata");
+  }
   if (meta == nullptr) return {};
   const rapidjson::Value* v = member(*meta, field);
   if (v == nullptr || !v->IsString()) return {};
@@ -443,7 +486,8 @@ std::pair<std::string_view, std::string_view> split_key(std::string_view key) {
 
 std::vector<std::string> label_pairs(const rapidjson::Value& object) {
   std::vector<std::string> out;
-  const rapidjson::Value* meta = member(object, "metadata");
+  const rapidjson::Value* meta =
+      member(api::is_record(object) ? object[api::kRecordBase] : object, "metadata");
   const rapidjson::Value* labels = meta ? member(*meta, "labels") : nullptr;
   if (labels == nullptr || !labels->IsObject()) return out;
   for (const auto& m : labels->GetObject()) {
@@ -458,7 +502,8 @@ std::vector<std::string> label_pairs(const rapidjson::Value& object) {
 
 std::vector<std::string> owner_uids(const rapidjson::Value& object) {
   std::vector<std::string> out;
-  const rapidjson::Value* meta = member(object, "metadata");
+  const rapidjson::Value* meta =
+      member(api::is_record(object) ? object[api::kRecordBase] : object, "metadata");
   const rapidjson::Value* owners = meta ? member(*meta, "ownerReferences") : nullptr;
   if (owners == nullptr || !owners->IsArray()) return out;
   for (const auto& ref : owners->GetArray()) {

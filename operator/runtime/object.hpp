@@ -20,7 +20,8 @@ namespace meshop::runtime {
 
 using Object = std::shared_ptr<const rapidjson::Value>;
 
-// metadata.<field> as a string, "" when absent or not a string.
+// metadata.<field> as a string, "" when absent or not a string. A record (api/record.hpp) is
+// read as the object it stands for.
 std::string_view meta_string(const rapidjson::Value& object, std::string_view field);
 inline std::string_view name_of(const rapidjson::Value& o) {
   return meta_string(o, "name");
@@ -67,6 +68,9 @@ class SharedParts {
   // The shared part equal to `value` (a compact copy made on first sight). The returned
   // pointer keeps the part alive.
   std::shared_ptr<const rapidjson::Value> intern(const rapidjson::Value& value);
+  // The same, the subtrees of a new part at `paths` (relative to it) themselves shared.
+  std::shared_ptr<const rapidjson::Value> intern(const rapidjson::Value& value,
+                                                 const std::vector<std::string>& paths);
   // Distinct live parts (a test and benchmark figure).
   std::size_t size() const;
 
@@ -78,8 +82,9 @@ class SharedParts {
 };
 
 // A compact copy of `value` whose subtrees at `paths` (JSON pointers such as "/spec" or
-// "/metadata/labels"; absent ones are skipped) are shared through `parts`. `value` is left
-// unchanged.
+// "/metadata/labels", or "/0" for a slot of a record: api/record.hpp; absent ones are skipped)
+// are shared through `parts`. A path under another ("/0/spec" under "/0") is shared within that
+// part: the part is made with it. `value` is left unchanged.
 Object compact_object(const rapidjson::Value& value, SharedParts& parts,
                       const std::vector<std::string>& paths);
 // The same from a document the caller gives up (it is changed: no scratch copy is made).

@@ -10,10 +10,12 @@
 
 #include "api/json.hpp"
 #include "api/json_patch.hpp"
+#include "api/record.hpp"
 #include "operator/manifest/chart_sets.hpp"
 #include "operator/metrics/registry.hpp"
 #include "reconcilers/errors.hpp"
 #include "reconcilers/ownership.hpp"
+#include "reconcilers/watches.hpp"
 #include "test/support/chart_set_sources.hpp"
 #include "test/support/fake_api.hpp"
 #include "test/support/recording_writer.hpp"
@@ -289,6 +291,11 @@ TEST(RestartsPodIndex, FollowsTheStoreGroupByGroup) {
   EXPECT_EQ(third->at("rs-b")->pods.size(), 2u);
   EXPECT_EQ(third->count(""), 0u) << "an empty group goes";
   EXPECT_EQ(first->at("rs-a")->pods.size(), 2u) << "an earlier snapshot never changes";
+  // The index changes its groups in place only while no snapshot of them is out.
+  EXPECT_EQ(second->at("rs-a")->pods.size(), 2u);
+  EXPECT_EQ(second->count(""), 1u);
+  EXPECT_EQ(first->size(), 3u);
+  EXPECT_EQ(index.groups(), third);
 }
 
 // One Deployment (apps/web, its ReplicaSet and pod on the default revision) in a namespace
@@ -476,8 +483,11 @@ class RestartsPass : public ::testing::Test {
   kube::fake::FakeApiServer server_{io_};
   std::shared_ptr<kube::Client> client_;
   metrics::Registry registry_;
-  runtime::Store namespaces_, webhooks_, iops_, deployments_, replica_sets_, empty_, pods_, pdbs_,
+  runtime::Store namespaces_, webhooks_, iops_, deployments_, replica_sets_, empty_, pdbs_,
       config_maps_, nodes_;
+  // As `meshop run` keeps pods: projected, a controlled pod a record (api/record.hpp) whose base
+  // its siblings share; the executor's readers (readiness, creation time, health) read those.
+  runtime::Store pods_{watches::pods().projection, watches::pods().shared_paths};
   RestartsCache cache_;
   std::chrono::system_clock::time_point now_ = std::chrono::system_clock::now();
   int restart_patches_ = 0;  // applied
@@ -1268,7 +1278,8 @@ TEST_F(RestartsSeam, AnEvictionABudgetRefusesIsDeferredAndBacksOff) {
   deployments_.apply(std::move(w));
   set_pod("web-1-a", "default", "hub/proxyv2:1.0");
   {
-    rapidjson::Document p = json(api::to_json(*pods_.get("apps/web-1-a")));
+    // The store keeps a record (api/record.hpp): the pod it stands for, with a status.
+    rapidjson::Document p = api::from_record(*pods_.get("apps/web-1-a"));
     p.AddMember("status",
                 rapidjson::Value().CopyFrom(
                     json(R"({"conditions":[{"type":"Ready","status":"True"}]})"), p.GetAllocator()),

@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include "api/json.hpp"
+#include "api/record.hpp"
 #include "operator/manifest/render.hpp"
 #include "operator/manifest/tag.hpp"
+#include "reconcilers/watches.hpp"
 #include "test/support/fake_api.hpp"
 #include "test/support/run_task.hpp"
 
@@ -345,7 +347,9 @@ TEST_F(Revisions, SelectorThatDoesNotParseIsAnErrorNamingTheConfiguration) {
 // The view a pass takes from the informer stores (meshop run) evaluates as the listed one, with
 // the filters by name and namespace applied to the stores' content.
 TEST_F(Revisions, ViewFromStoresIsTheListedView) {
-  runtime::Store namespaces, webhooks, iops, pods;
+  runtime::Store namespaces, webhooks, iops;
+  // As `meshop run` keeps pods (controlled ones as records: api/record.hpp).
+  runtime::Store pods(watches::pods().projection, watches::pods().shared_paths);
   RevisionsCache cache{&namespaces, &webhooks, &iops, &pods};
   RevisionsConfig config;
   auto unsynced = revisions_view_from(cache, config);
@@ -360,6 +364,15 @@ TEST_F(Revisions, ViewFromStoresIsTheListedView) {
   pod_docs.push_back(parse(pod_json("zeta", "a", "canary")));
   pod_docs.push_back(parse(pod_json("legacy", "b", "default")));
   pod_docs.push_back(parse(pod_json("legacy", "c", "default")));
+  // Gone: neither runs a proxy of its revision.
+  pod_docs.push_back(parse(pod_json("legacy", "d", "default", true)));
+  pod_docs.push_back(parse(pod_json("legacy", "e", "default", false, "Succeeded")));
+  for (rapidjson::Document& pod : pod_docs)  // a ReplicaSet's: the store keeps records
+    pod["metadata"].AddMember(
+        "ownerReferences",
+        rapidjson::Value(parse(R"([{"kind":"ReplicaSet","uid":"rs","controller":true}])"),
+                         pod.GetAllocator()),
+        pod.GetAllocator());
   for (const rapidjson::Value* c : {&canary_, &default_})
     mwc_docs.emplace_back().CopyFrom(*c, mwc_docs.back().GetAllocator());
   namespaces.replace(std::move(ns_docs));
@@ -369,6 +382,7 @@ TEST_F(Revisions, ViewFromStoresIsTheListedView) {
 
   auto view = revisions_view_from(cache, config);
   ASSERT_TRUE(view.ok()) << view.message();
+  ASSERT_EQ(view->pods.size(), 5u);
   ASSERT_EQ(view->webhook_configurations.Size(), 2u);
   EXPECT_EQ(api::string_at(view->webhook_configurations[0], {"metadata", "name"}),
             "istio-sidecar-injector")
@@ -385,7 +399,8 @@ TEST_F(Revisions, ViewFromStoresIsTheListedView) {
   view = revisions_view_from(cache, config);
   ASSERT_TRUE(view.ok()) << view.message();
   EXPECT_EQ(view->namespaces.size(), 1u);
-  EXPECT_EQ(view->pods.size(), 2u);
+  EXPECT_EQ(view->pods.size(), 4u);
+  EXPECT_TRUE(api::is_record(view->pods[0]));
   ASSERT_EQ(view->istio_operators.size(), 1u);
   EXPECT_EQ(runtime::name_of(view->istio_operators[0]), "main");
 }

@@ -574,7 +574,9 @@ TEST_F(GatePlan, TheDeadlineDoesNotOpenOtherGates) {
 
 // Everything a plan entry says, for comparing plans.
 std::string describe(const PlanEntry& e) {
-  std::string out = std::string(action_name(e.action)) + "|" + e.why + "|" + e.cause + "|" +
+  // kind, namespace and name too: the memo keeps one verdict for every workload with the same.
+  std::string out = e.plan.kind + "/" + e.plan.ns + "/" + e.plan.name + "|" +
+                    std::string(action_name(e.action)) + "|" + e.why + "|" + e.cause + "|" +
                     e.policy_source + "|" + std::string(verdict_name(e.plan.verdict)) + "|" +
                     (e.plan.reason ? std::string(reason_name(*e.plan.reason)) : "-") + "|" +
                     e.plan.detail + "|" + e.plan.current_revision + "|" + e.plan.target_revision +

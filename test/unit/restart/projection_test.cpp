@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "api/json.hpp"
+#include "api/record.hpp"
 #include "operator/restart/cluster_plan.hpp"
+#include "operator/restart/evict.hpp"
 #include "operator/restart/halt.hpp"
 #include "operator/restart/rollout.hpp"
+#include "operator/runtime/object.hpp"
 #include "test/unit/restart/fixtures.hpp"
 
 namespace meshop::restart {
@@ -51,11 +54,98 @@ rapidjson::Document api_pod(const std::string& json, const std::string& ns, cons
   return d;
 }
 
+// reconcilers/watches.cpp pods()'s shared paths (the restart library does not link the
+// reconcilers).
+const std::vector<std::string> kPodStorePaths = {
+    "/0", "/0/metadata/annotations", "/0/spec", "/0/status",
+    "/3", "/metadata/annotations",   "/spec",   "/status"};
+
+// Whatever of a pod the executor reads changes its record, and the readers see the change:
+// a new resourceVersion, a deletionTimestamp, the Ready condition, a container's restarts.
+TEST(ProjectPod, APodThatChangesIsSeenChanged) {
+  runtime::SharedParts parts;
+  auto stored = [&](const std::string& extra_meta, const std::string& ready,
+                    int restarts) -> runtime::Object {
+    rapidjson::Document d =
+        api_pod(pod("web-1", "canary", "hub/proxyv2:1.1"), "ns-a", "u1", "rs-1", extra_meta);
+    auto& a = d.GetAllocator();
+    d["status"]["conditions"][1]["status"].SetString(ready.c_str(), a);
+    d["status"]["containerStatuses"][0]["restartCount"].SetInt(restarts);
+    d["status"]["containerStatuses"][0].RemoveMember("state");
+    project_pod(d);
+    return runtime::compact_object(d, parts, kPodStorePaths);
+  };
+  const runtime::Object base = stored("", "True", 0);
+  const runtime::Object again = stored("", "True", 0);
+  EXPECT_EQ(api::field(*base, "/metadata/labels"), api::field(*again, "/metadata/labels"))
+      << "one base for both";
+  EXPECT_EQ(api::to_json(*again), api::to_json(*base));
+
+  auto since = std::optional<SystemTime>(SystemTime{});
+  rapidjson::Document workload = parse(deployment("Deployment", "ns-a"));
+  auto health = [&](const runtime::Object& p) {
+    return workload_health(workload, {p.get()}, {}, since, true);
+  };
+  EXPECT_FALSE(health(base).regressed) << health(base).what;
+
+  rapidjson::Document newer =
+      api_pod(pod("web-1", "canary", "hub/proxyv2:1.1"), "ns-a", "u1", "rs-1");
+  newer["metadata"]["resourceVersion"].SetString("8");
+  newer["status"]["containerStatuses"][0]["restartCount"].SetInt(0);
+  newer["status"]["containerStatuses"][0].RemoveMember("state");
+  project_pod(newer);
+  runtime::Object new_rv = runtime::compact_object(newer, parts, kPodStorePaths);
+  EXPECT_EQ(api::field_string(*new_rv, "/metadata/resourceVersion"), "8");
+  EXPECT_EQ(runtime::resource_version_of(*new_rv), "8");
+  EXPECT_EQ(api::field(*new_rv, "/metadata/labels"), api::field(*base, "/metadata/labels"))
+      << "nothing else changed";
+
+  const runtime::Object deleting =
+      stored(R"(,"deletionTimestamp":"2026-12-01T11:00:00Z")", "True", 0);
+  EXPECT_EQ(api::field_string(*deleting, "/metadata/deletionTimestamp"), "2026-12-01T11:00:00Z");
+  EXPECT_EQ(api::field(*base, "/metadata/deletionTimestamp"), nullptr);
+  EXPECT_EQ(runtime::meta_string(*deleting, "deletionTimestamp"), "2026-12-01T11:00:00Z");
+
+  const runtime::Object unready = stored("", "False", 0);
+  EXPECT_NE(api::field(*unready, "/status"), api::field(*base, "/status"));
+  EXPECT_EQ(api::field(*unready, "/spec/containers"), api::field(*base, "/spec/containers"))
+      << "still shared";
+  EXPECT_EQ(health(unready).reason, "NotReady");
+
+  const runtime::Object restarted = stored("", "True", 3);
+  EXPECT_EQ(health(restarted).reason, "ContainerRestarts");
+
+  // Evicting: a terminating pod is waited for, an unready one named.
+  rapidjson::Document dep = parse(deployment("Deployment", "ns-a"));
+  dep["spec"].AddMember(
+      "strategy",
+      rapidjson::Value(parse(R"({"rollingUpdate":{"maxUnavailable":1}})"), dep.GetAllocator()),
+      dep.GetAllocator());
+  EvictStep ok = evict_step(dep, {base.get()}, {"web-1"}, SystemTime{}, std::chrono::seconds(60));
+  EvictStep term =
+      evict_step(dep, {deleting.get()}, {"web-1"}, SystemTime{}, std::chrono::seconds(60));
+  EvictStep wait =
+      evict_step(dep, {unready.get()}, {"web-1"}, SystemTime{}, std::chrono::seconds(60));
+  EXPECT_EQ(ok.ready, 1);
+  EXPECT_EQ(term.waiting, "waiting for pod web-1 to terminate");
+  EXPECT_EQ(wait.waiting, "waiting for pod web-1 to be Ready");
+
+  // And as the object it stands for.
+  rapidjson::Document whole = api::from_record(*deleting);
+  EXPECT_EQ(api::string_at(whole, {"metadata", "name"}), "web-1");
+  EXPECT_EQ(api::string_at(whole, {"metadata", "namespace"}), "ns-a");
+  EXPECT_EQ(api::string_at(whole, {"metadata", "deletionTimestamp"}), "2026-12-01T11:00:00Z");
+  EXPECT_EQ(api::string_at(whole, {"metadata", "creationTimestamp"}), "2026-12-01T10:00:00Z");
+}
+
 TEST(ProjectPod, KeepsWhatThePlannersReadAndDropsTheRest) {
   rapidjson::Document p = api_pod(pod("web-1", "canary", "hub/proxyv2:1.1", "fp1"), "ns-a", "u1",
                                   "rs-1", R"(,"deletionTimestamp":"2026-12-01T11:00:00Z")");
   PodState before = observe_pod(p);
   project_pod(p);
+  ASSERT_TRUE(api::is_record(p)) << "a controlled pod is a record: its siblings share the rest";
+  EXPECT_EQ(api::to_json(p[api::kRecordBase]).find("web-1"), std::string::npos)
+      << "nothing of its own in the base";
   for (const char* kept :
        {"/metadata/name", "/metadata/namespace", "/metadata/resourceVersion",
         "/metadata/creationTimestamp", "/metadata/deletionTimestamp", "/metadata/labels/app",
@@ -63,7 +153,7 @@ TEST(ProjectPod, KeepsWhatThePlannersReadAndDropsTheRest) {
         "/spec/containers/1/image", "/status/phase", "/status/conditions/0/status",
         "/status/containerStatuses/0/name", "/status/containerStatuses/0/restartCount",
         "/status/containerStatuses/0/state/waiting/reason"})
-    EXPECT_NE(api::find(p, kept), nullptr) << kept;
+    EXPECT_NE(api::field(p, kept), nullptr) << kept;
   for (const char* dropped :
        {"/kind", "/apiVersion", "/metadata/uid", "/metadata/managedFields",
         "/metadata/annotations/prometheus.io~1scrape",
@@ -71,8 +161,9 @@ TEST(ProjectPod, KeepsWhatThePlannersReadAndDropsTheRest) {
         "/spec/containers/0/env", "/status/podIP", "/status/conditions/1",
         "/status/conditions/0/lastTransitionTime", "/status/containerStatuses/0/image",
         "/status/containerStatuses/0/state/waiting/message"})
-    EXPECT_EQ(api::find(p, dropped), nullptr) << dropped;
-  EXPECT_EQ(api::string_at(*api::find(p, "/status/conditions/0"), {"type"}), "Ready");
+    EXPECT_EQ(api::field(p, dropped), nullptr) << dropped;
+  ASSERT_NE(api::field(p, "/status/conditions/0"), nullptr);
+  EXPECT_EQ(api::string_at(*api::field(p, "/status/conditions/0"), {"type"}), "Ready");
   PodState after = observe_pod(p);
   EXPECT_EQ(after.injected, before.injected);
   EXPECT_EQ(after.revision, "canary");
@@ -116,7 +207,7 @@ constexpr const char* kDeploymentStatus = R"({"observedGeneration":1,"replicas":
 // Each verdict: up to date, revision changed, proxy image changed, template changed, injection
 // enabled (the pod has no sidecar), a terminating pod, a bare pod and a Job's pod.
 TEST(ProjectPod, PlanOverProjectedPodsAndWorkloadsIsThePlanOverWholeOnes) {
-  auto build = [](bool projected) {
+  auto build = [](bool projected, runtime::SharedParts* parts = nullptr) {
     ClusterView view;
     view.webhook_configurations.push_back(
         parse(configuration("istio-sidecar-injector", "default", "default", true)));
@@ -188,7 +279,10 @@ TEST(ProjectPod, PlanOverProjectedPodsAndWorkloadsIsThePlanOverWholeOnes) {
         rapidjson::Document copy;
         copy.CopyFrom(p, copy.GetAllocator());
         project_pod(copy);
-        out.pods.push_back(std::move(copy));
+        if (parts != nullptr)  // as the pod store keeps it: the base shared with its siblings
+          out.pods.push_back(runtime::compact_object(copy, *parts, kPodStorePaths));
+        else
+          out.pods.push_back(std::move(copy));
       }
       return out;
     }
@@ -205,13 +299,21 @@ TEST(ProjectPod, PlanOverProjectedPodsAndWorkloadsIsThePlanOverWholeOnes) {
   };
   SystemTime now = std::chrono::system_clock::now();
   std::vector<PlanEntry> whole = plan_cluster(build(false), desired, now);
+  runtime::SharedParts parts;
+  ClusterView stored_view = build(true, &parts);
+  ASSERT_TRUE(api::is_record(stored_view.pods[0]));
+  EXPECT_EQ(api::field(stored_view.pods[0], "/metadata/labels"),
+            api::field(stored_view.pods[1], "/metadata/labels"))
+      << "two pods of one ReplicaSet, one base";
+  std::vector<PlanEntry> stored = plan_cluster(stored_view, desired, now);
   std::vector<PlanEntry> projected = plan_cluster(build(true), desired, now);
   ASSERT_EQ(whole.size(), 6u);
   ASSERT_EQ(projected.size(), whole.size());
+  ASSERT_EQ(stored.size(), whole.size());
   std::set<std::string> reasons;
-  for (std::size_t i = 0; i < whole.size(); ++i) {
-    const PlanEntry& w = whole[i];
-    const PlanEntry& p = projected[i];
+  for (std::size_t i = 0; i < 2 * whole.size(); ++i) {
+    const PlanEntry& w = whole[i % whole.size()];
+    const PlanEntry& p = (i < whole.size() ? projected : stored)[i % whole.size()];
     SCOPED_TRACE(w.plan.ns + "/" + w.plan.name);
     EXPECT_EQ(p.plan.kind, w.plan.kind);
     EXPECT_EQ(p.plan.name, w.plan.name);

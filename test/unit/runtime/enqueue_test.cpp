@@ -3,6 +3,8 @@
 #include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
+#include "api/record.hpp"
+
 namespace meshop::runtime {
 namespace {
 
@@ -48,6 +50,18 @@ TEST_F(EnqueueTest, OwnerByGroupAndKindControllerOnly) {
         {"apiVersion":"v1","kind":"ReplicaSet","name":"wrong-group","uid":"u3","controller":true},
         {"apiVersion":"apps/v1beta2","kind":"ReplicaSet","name":"old-version","uid":"u4","controller":true}]}})"));
   EXPECT_EQ(drain(queue), (std::vector<std::string>{"ns/rs1", "ns/old-version"}));
+}
+
+// A pod kept as a record (api/record.hpp) maps to its owner as the whole pod does.
+TEST(OwnerKeys, ARecordMapsAsTheObjectItStandsFor) {
+  rapidjson::Document pod = parse(R"({"metadata":{"namespace":"ns","name":"pod",
+      "resourceVersion":"1","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet",
+      "name":"rs1","uid":"u1","controller":true}]}})");
+  const auto whole = owner_keys(pod, "apps/v1", "ReplicaSet", true);
+  api::to_record(pod);
+  ASSERT_TRUE(api::is_record(pod));
+  EXPECT_EQ(owner_keys(pod, "apps/v1", "ReplicaSet", true), whole);
+  EXPECT_EQ(whole, (std::vector<std::string>{"ns/rs1"}));
 }
 
 TEST_F(EnqueueTest, OwnerChangeEnqueuesOldAndNewOwner) {

@@ -6,6 +6,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "api/record.hpp"
+
 namespace meshop::runtime {
 namespace {
 
@@ -267,6 +269,42 @@ TEST(Store, SharedPathsKeepEqualPartsOnceAcrossUpdatesAndDeletes) {
   for (int i = 0; i < 50; ++i)
     s.remove_key("shop/web-" + std::to_string(i));
   EXPECT_EQ(s.shared_parts(), 0u);
+}
+
+// Records (api/record.hpp): keyed, versioned and shared as the objects they stand for.
+TEST(Store, RecordsAreKeyedByTheirOwnFieldsAndShareTheirBase) {
+  Store s([](rapidjson::Document& d) { api::to_record(d); }, {"/0", "/0/spec", "/3"});
+  for (int i = 0; i < 20; ++i)
+    s.apply(parse_json(sibling("web-" + std::to_string(i), "u").c_str()));
+  EXPECT_EQ(s.size(), 20u);
+  // One base, and the spec shared inside it (these pods have no creation time).
+  EXPECT_EQ(s.shared_parts(), 2u);
+  Object web3 = s.get("shop/web-3");
+  ASSERT_NE(web3, nullptr);
+  EXPECT_TRUE(api::is_record(*web3));
+  EXPECT_EQ(name_of(*web3), "web-3");
+  EXPECT_EQ(namespace_of(*web3), "shop");
+  EXPECT_EQ(resource_version_of(*web3), "7");
+  EXPECT_EQ(object_key(*web3), "shop/web-3");
+  EXPECT_EQ(label_pairs(*web3),
+            (std::vector<std::string>{"app=web", "pod-template-hash=5d8c7f9b6d"}));
+  EXPECT_EQ(owner_uids(*web3), (std::vector<std::string>{"rs-uid"}));
+  // A relist with the same versions changes nothing; a new version is an update.
+  int updates = 0;
+  s.add_handlers({.on_update = [&](const Object&, const Object&) { ++updates; }});
+  std::vector<rapidjson::Document> again;
+  for (int i = 0; i < 20; ++i) {
+    std::string pod = sibling("web-" + std::to_string(i), "u");
+    if (i == 5) pod.replace(pod.find(R"("resourceVersion":"7")"), 21, R"("resourceVersion":"8")");
+    again.push_back(parse_json(pod.c_str()));
+  }
+  s.replace(std::move(again));
+  EXPECT_EQ(updates, 1);
+  EXPECT_EQ(resource_version_of(*s.get("shop/web-5")), "8");
+  EXPECT_EQ(s.get("shop/web-3"), web3) << "unchanged: the same object";
+  s.remove_key("shop/web-5");
+  EXPECT_EQ(s.get("shop/web-5"), nullptr);
+  EXPECT_EQ(s.size(), 19u);
 }
 
 TEST(Store, StoresGivenOneSharedPartsShareAcrossKinds) {
