@@ -1,6 +1,7 @@
 #include "api/json.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -320,6 +321,149 @@ void write(std::string& out, const Value& v, const JsonWriteOptions& o, int dept
   }
 }
 
+// Compact JSON (indent 0) written straight into the string's buffer: room is made ahead
+// (need), so that a byte costs a store, not a size and capacity check. The string is one
+// window larger than what is written until the Sink is done (its destructor trims it).
+class Sink {
+ public:
+  explicit Sink(std::string& out) : out_(out) { reopen(kWindow); }
+  ~Sink() { close(); }
+  Sink(const Sink&) = delete;
+  Sink& operator=(const Sink&) = delete;
+
+  // At least `n` writable bytes at p_.
+  void need(std::size_t n) {
+    if (static_cast<std::size_t>(end_ - p_) < n) grow(n);
+  }
+  void put(char c) {
+    need(1);
+    *p_++ = c;
+  }
+  void put(std::string_view v) {
+    need(v.size());
+    std::memcpy(p_, v.data(), v.size());
+    p_ += v.size();
+  }
+  // Writes through `out` (the string as written so far) when a slow path needs it.
+  template <class F>
+  void through_string(F&& f) {
+    close();
+    f(out_);
+    reopen(kWindow);
+  }
+
+  void string(std::string_view s, const unsigned char* cls, bool escape_html) {
+    need(s.size() + 2);
+    char* p = p_;
+    *p++ = '"';
+    std::size_t i = 0;
+    if (s.size() >= 16) {
+      i = plain_prefix(s, 0, cls, escape_html);
+      std::memcpy(p, s.data(), i);
+      p += i;
+    } else {
+      for (; i < s.size(); ++i) {
+        auto c = static_cast<unsigned char>(s[i]);
+        if (cls[c] != 0) break;
+        *p++ = static_cast<char>(c);
+      }
+    }
+    if (i == s.size()) {
+      *p++ = '"';
+      p_ = p;
+      return;
+    }
+    // Something to escape: the general writer, from the opening quote.
+    through_string([&](std::string& out) { append_json_string_impl(out, s, escape_html); });
+  }
+
+  template <class Int>
+  void integer(Int v) {
+    need(24);
+    p_ = std::to_chars(p_, end_, v).ptr;
+  }
+
+ private:
+  static constexpr std::size_t kWindow = 256;
+
+  void close() { out_.resize(static_cast<std::size_t>(p_ - out_.data())); }
+  void reopen(std::size_t room) {
+    std::size_t used = out_.size();
+    out_.resize(used + room);
+    p_ = out_.data() + used;
+    end_ = out_.data() + out_.size();
+  }
+  void grow(std::size_t n) {
+    std::size_t used = static_cast<std::size_t>(p_ - out_.data());
+    out_.resize(used);
+    reopen(std::max(n, std::max(used, kWindow)));
+  }
+
+  std::string& out_;
+  char* p_ = nullptr;
+  char* end_ = nullptr;
+};
+
+// write() for indent 0 into a Sink: the same bytes.
+void write_compact(Sink& out, const Value& v, const unsigned char* cls, bool escape_html) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType:
+      out.put("null");
+      return;
+    case rapidjson::kFalseType:
+      out.put("false");
+      return;
+    case rapidjson::kTrueType:
+      out.put("true");
+      return;
+    case rapidjson::kStringType:
+      out.string(string_view_of(v), cls, escape_html);
+      return;
+    case rapidjson::kNumberType:
+      if (v.IsInt64()) {
+        out.integer(v.GetInt64());
+      } else if (v.IsUint64()) {
+        out.integer(v.GetUint64());
+      } else if (std::isfinite(v.GetDouble())) {
+        double d = v.GetDouble();
+        out.through_string([d](std::string& s) { append_go_json_float(s, d); });
+      } else {
+        out.put("null");
+      }
+      return;
+    case rapidjson::kArrayType: {
+      out.put('[');
+      bool first = true;
+      for (const auto& e : v.GetArray()) {
+        if (!first) out.put(',');
+        first = false;
+        write_compact(out, e, cls, escape_html);
+      }
+      out.put(']');
+      return;
+    }
+    case rapidjson::kObjectType: {
+      out.put('{');
+      bool first = true;
+      for (const auto& m : v.GetObject()) {
+        if (!first) out.put(',');
+        first = false;
+        out.string(string_view_of(m.name), cls, escape_html);
+        out.put(':');
+        write_compact(out, m.value, cls, escape_html);
+      }
+      out.put('}');
+      return;
+    }
+  }
+}
+
+void write_any(std::string& out, const Value& v, const JsonWriteOptions& o) {
+  if (o.indent > 0) return write(out, v, o, 0);
+  Sink sink(out);
+  write_compact(sink, v, o.escape_html ? kByteClasses.html : kByteClasses.plain, o.escape_html);
+}
+
 bool numbers_equal(const Value& a, const Value& b) {
   if (a.IsDouble() || b.IsDouble()) return a.GetDouble() == b.GetDouble();
   if (a.IsInt64() && b.IsInt64()) return a.GetInt64() == b.GetInt64();
@@ -334,12 +478,12 @@ void append_json_string(std::string& out, std::string_view s, bool escape_html) 
 }
 
 void append_json(std::string& out, const Value& value, const JsonWriteOptions& options) {
-  write(out, value, options, 0);
+  write_any(out, value, options);
 }
 
 std::string to_json(const Value& value, const JsonWriteOptions& options) {
   std::string out;
-  write(out, value, options, 0);
+  write_any(out, value, options);
   return out;
 }
 
