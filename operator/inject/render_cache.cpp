@@ -2,7 +2,31 @@
 
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace meshop::inject {
+
+namespace {
+
+// The number of '\n' in `text`, 16 bytes at a time (a rendering has hundreds of short lines).
+std::size_t count_newlines(std::string_view text) {
+  std::size_t n = 0, i = 0;
+#if defined(__SSE2__)
+  const __m128i nl = _mm_set1_epi8('\n');
+  for (; i + 16 <= text.size(); i += 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
+    n += static_cast<std::size_t>(
+        __builtin_popcount(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)))));
+  }
+#endif
+  for (; i < text.size(); ++i)
+    n += text[i] == '\n';
+  return n;
+}
+
+}  // namespace
 
 std::string RenderCache::key_of(std::string_view ns, std::string_view name, std::size_t lines) {
   // Length-prefixed fields: no (ns, name, lines) is another's.
@@ -18,11 +42,7 @@ std::string RenderCache::key_of(std::string_view ns, std::string_view name, std:
 std::shared_ptr<const api::Value> RenderCache::find(std::string_view ns, std::string_view name,
                                                     std::string_view text) const {
   if (max_entries_ == 0) return nullptr;
-  std::size_t lines = 1;
-  for (const char* p = text.data(); const void* nl = std::memchr(p, '\n', text.end() - p);) {
-    ++lines;
-    p = static_cast<const char*>(nl) + 1;
-  }
+  std::size_t lines = 1 + count_newlines(text);
   std::string key = key_of(ns, name, lines);
   std::vector<Entry> candidates;
   {
