@@ -49,6 +49,9 @@ struct TemplateSet {
   std::map<std::string, ListNode*, std::less<>> trees;
   FunctionMap funcs;
   std::vector<std::string> var_names;  // VariableNode::var_id -> "$name"; id 0 is "$"
+  // The size of the latest output of Template::execute_template, to reserve that much the next
+  // time (a template renders about the same text every time). Only a hint.
+  mutable std::atomic<std::size_t> output_hint{0};
 
   template <class T, class... A>
   T* make(A&&... a) {
