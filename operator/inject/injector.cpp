@@ -138,37 +138,6 @@ te::Value record(std::string go_type, std::vector<RecordObject::Field> fields) {
   return te::Value::object(std::make_shared<RecordObject>(std::move(go_type), std::move(fields)));
 }
 
-// Renders one template and parses its YAML into a patch (upstream's applyOverlayYAML reads
-// the rendered bytes with sigs.k8s.io/yaml into a map). The parse comes from the snapshot's
-// RenderCache when an earlier rendering in this namespace gives it.
-// `default_proxy`: the pod has neither its own proxy config nor image type, so the memo that
-// also covers default_proxy_data_fields() applies.
-api::Result<std::shared_ptr<const api::Value>> render(const Snapshot& s, const te::Template& t,
-                                                      const te::Value& data, std::string_view name,
-                                                      std::string_view ns, bool default_proxy) {
-  te::ExecOptions options = s.template_limits;
-  if (auto memo = s.template_memos.find(name); memo != s.template_memos.end())
-    options.memo = default_proxy ? memo->second.default_proxy.get() : memo->second.any_pod.get();
-  auto out = t.execute(data, options);
-  if (!out) return out.error();
-  if (auto hit = s.render_cache.find(ns, name, *out)) return hit;
-  auto parsed = api::ReusableYaml::read(*out);
-  if (!parsed)
-    return api::Error{"failed parsing generated injected YAML for template " + std::string(name) +
-                      ": " + parsed.message()};
-  const api::Value& doc = (*parsed)->document();
-  if (doc.IsObject()) {
-    s.render_cache.insert(ns, name, *parsed);
-    return std::shared_ptr<const api::Value>(*parsed, &doc);
-  }
-  if (!doc.IsNull())
-    return api::Error{"failed parsing generated injected YAML for template " + std::string(name) +
-                      ": not a mapping"};
-  auto empty = std::make_shared<api::Document>();
-  empty->SetObject();
-  return std::shared_ptr<const api::Value>(empty, empty.get());
-}
-
 // A strategic merge patch without directives: no key starts with '$', at any depth. Merged into
 // an empty object it gives itself less its null members (the merge drops those), and it cannot
 // fail. The template-only pod is read only through container_list / find_container / name_of /
@@ -185,6 +154,41 @@ bool has_no_directives(const rapidjson::Value& v) {
       if (!has_no_directives(e)) return false;
   }
   return true;
+}
+
+// Renders one template and parses its YAML into a patch (upstream's applyOverlayYAML reads
+// the rendered bytes with sigs.k8s.io/yaml into a map). The parse comes from the snapshot's
+// RenderCache when an earlier rendering in this namespace gives it.
+// `default_proxy`: the pod has neither its own proxy config nor image type, so the memo that
+// also covers default_proxy_data_fields() applies.
+// `*plain`: the patch has_no_directives (remembered with the parse in the render cache).
+api::Result<std::shared_ptr<const api::Value>> render(const Snapshot& s, const te::Template& t,
+                                                      const te::Value& data, std::string_view name,
+                                                      std::string_view ns, bool default_proxy,
+                                                      bool* plain) {
+  te::ExecOptions options = s.template_limits;
+  if (auto memo = s.template_memos.find(name); memo != s.template_memos.end())
+    options.memo = default_proxy ? memo->second.default_proxy.get() : memo->second.any_pod.get();
+  auto out = t.execute(data, options);
+  if (!out) return out.error();
+  if (auto hit = s.render_cache.find(ns, name, *out, plain)) return hit;
+  auto parsed = api::ReusableYaml::read(*out);
+  if (!parsed)
+    return api::Error{"failed parsing generated injected YAML for template " + std::string(name) +
+                      ": " + parsed.message()};
+  const api::Value& doc = (*parsed)->document();
+  if (doc.IsObject()) {
+    *plain = has_no_directives(doc);
+    s.render_cache.insert(ns, name, *parsed, *plain);
+    return std::shared_ptr<const api::Value>(*parsed, &doc);
+  }
+  if (!doc.IsNull())
+    return api::Error{"failed parsing generated injected YAML for template " + std::string(name) +
+                      ": not a mapping"};
+  auto empty = std::make_shared<api::Document>();
+  empty->SetObject();
+  *plain = true;
+  return std::shared_ptr<const api::Value>(empty, empty.get());
 }
 
 std::vector<std::string> select_templates(const Snapshot& s, const rapidjson::Value& pod) {
@@ -415,11 +419,12 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
                     "failed to run injection template: requested template \"" + name +
                         "\" not found; have " + have);
     }
-    auto patch = render(snapshot, *it->second, data, name, pod_ns, default_proxy);
+    bool plain = false;
+    auto patch = render(snapshot, *it->second, data, name, pod_ns, default_proxy, &plain);
     if (!patch)
       return failed(decision, "template_render",
                     "failed to run injection template: " + patch.message());
-    if (names.size() == 1 && has_no_directives(**patch)) {
+    if (names.size() == 1 && plain) {
       template_only = *patch;
     } else if (auto st = api::apply_strategic_merge_patch_in_place(template_pod, **patch,
                                                                    api::pod_patch_schema());

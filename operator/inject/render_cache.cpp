@@ -40,7 +40,7 @@ std::string RenderCache::key_of(std::string_view ns, std::string_view name, std:
 }
 
 std::shared_ptr<const api::Value> RenderCache::find(std::string_view ns, std::string_view name,
-                                                    std::string_view text) const {
+                                                    std::string_view text, bool* plain) const {
   if (max_entries_ == 0) return nullptr;
   std::size_t lines = 1 + count_newlines(text);
   std::string key = key_of(ns, name, lines);
@@ -53,23 +53,25 @@ std::shared_ptr<const api::Value> RenderCache::find(std::string_view ns, std::st
   // pool of its own (a document's default first chunk is 64 KiB).
   struct Fresh {
     Fresh() : pool(4096), doc(&pool) {}
-    Entry base;
+    std::shared_ptr<const api::ReusableYaml> base;
     api::Allocator pool;
     api::Document doc;
   };
   std::shared_ptr<Fresh> fresh;
   for (const Entry& e : candidates) {
     if (!fresh) fresh = std::make_shared<Fresh>();
-    fresh->base = e;
-    switch (e->reread(text, fresh->doc)) {
+    fresh->base = e.yaml;
+    switch (e.yaml->reread(text, fresh->doc)) {
       case api::ReusableYaml::Reread::kSame: {
         std::lock_guard lock(mutex_);
         ++hits_;
-        return std::shared_ptr<const api::Value>(e, &e->document());
+        if (plain != nullptr) *plain = e.plain;
+        return std::shared_ptr<const api::Value>(e.yaml, &e.yaml->document());
       }
       case api::ReusableYaml::Reread::kChanged: {
         std::lock_guard lock(mutex_);
         ++rereads_;
+        if (plain != nullptr) *plain = e.plain;
         return std::shared_ptr<const api::Value>(fresh, &fresh->doc);
       }
       case api::ReusableYaml::Reread::kNotReusable:
@@ -82,7 +84,7 @@ std::shared_ptr<const api::Value> RenderCache::find(std::string_view ns, std::st
 }
 
 void RenderCache::insert(std::string_view ns, std::string_view name,
-                         std::shared_ptr<const api::ReusableYaml> parsed) {
+                         std::shared_ptr<const api::ReusableYaml> parsed, bool plain) {
   if (max_entries_ == 0 || parsed == nullptr) return;
   std::string key = key_of(ns, name, parsed->line_count());
   // The key is held twice (map and order).
@@ -94,8 +96,8 @@ void RenderCache::insert(std::string_view ns, std::string_view name,
     if (it == entries_.end()) return;
     auto& list = it->second;
     for (auto i = list.begin(); i != list.end(); ++i) {
-      if (*i == e) {
-        bytes_ -= 2 * k.size() + e->bytes();
+      if (i->yaml == e.yaml) {
+        bytes_ -= 2 * k.size() + e.yaml->bytes();
         --count_;
         list.erase(i);
         break;
@@ -106,23 +108,24 @@ void RenderCache::insert(std::string_view ns, std::string_view name,
   std::lock_guard lock(mutex_);
   auto& list = entries_[key];
   for (const Entry& e : list)
-    if (e->text() == parsed->text()) return;  // another request parsed the same text meanwhile
+    if (e.yaml->text() == parsed->text()) return;  // another request parsed the same text meanwhile
   if (list.size() >= kTextsPerKey) {
     Entry oldest = list.back();
     list.pop_back();
-    bytes_ -= 2 * key.size() + oldest->bytes();
+    bytes_ -= 2 * key.size() + oldest.yaml->bytes();
     --count_;
     for (auto i = order_.begin(); i != order_.end(); ++i) {
-      if (i->second == oldest) {
+      if (i->second.yaml == oldest.yaml) {
         order_.erase(i);
         break;
       }
     }
   }
-  list.insert(list.begin(), parsed);
+  Entry entry{std::move(parsed), plain};
+  list.insert(list.begin(), entry);
   ++count_;
   bytes_ += bytes;
-  order_.emplace_back(std::move(key), std::move(parsed));
+  order_.emplace_back(std::move(key), std::move(entry));
   while (!order_.empty() && (count_ > max_entries_ || bytes_ > max_bytes_)) {
     auto [k, e] = std::move(order_.front());
     order_.pop_front();
