@@ -263,29 +263,44 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
     return failed({}, "invalid_pod", "pod: " + st.message());
 
   // The pod as upstream sees it after decoding: managedFields dropped and the namespace
-  // filled in from the request. The patch is computed against this form.
-  api::Document original;
-  api::copy_json(original, *request.pod, original.GetAllocator());
+  // filled in from the request. The patch is computed against this form. The request's pod
+  // serves as it is when it needs none of that (the apiserver's pods: no managedFields yet,
+  // the namespace set); otherwise, and on OpenShift (reset_openshift_sidecar_user), a copy.
+  const rapidjson::Value* sent_meta = api::find_member(*request.pod, "metadata");
+  const bool fill_namespace =
+      !request.ns.empty() && api::string_at(*request.pod, {"metadata", "namespace"}).empty();
+  const bool edit =
+      snapshot.openshift ||
+      (sent_meta == nullptr
+           ? !request.ns.empty()
+           : sent_meta->IsObject() &&
+                 (api::find_member(*sent_meta, "managedFields") != nullptr || fill_namespace));
+  api::Document copy;
   bool created_metadata = false;  // the pod as sent has no metadata at all
-  if (rapidjson::Value* meta = api::find_member(original, "metadata")) {
-    if (meta->IsObject()) {
-      meta->RemoveMember("managedFields");
-      if (api::string_at(original, {"metadata", "namespace"}).empty() && !request.ns.empty()) {
-        if (rapidjson::Value* ns = api::find_member(*meta, "namespace"))
-          ns->SetString(request.ns.data(), static_cast<rapidjson::SizeType>(request.ns.size()),
-                        original.GetAllocator());
-        else
-          meta->AddMember("namespace", api::make_string(request.ns, original.GetAllocator()),
-                          original.GetAllocator());
+  if (edit) {
+    api::copy_json(copy, *request.pod, copy.GetAllocator());
+    if (rapidjson::Value* meta = api::find_member(copy, "metadata")) {
+      if (meta->IsObject()) {
+        meta->RemoveMember("managedFields");
+        if (fill_namespace) {
+          if (rapidjson::Value* ns = api::find_member(*meta, "namespace"))
+            ns->SetString(request.ns.data(), static_cast<rapidjson::SizeType>(request.ns.size()),
+                          copy.GetAllocator());
+          else
+            meta->AddMember("namespace", api::make_string(request.ns, copy.GetAllocator()),
+                            copy.GetAllocator());
+        }
       }
+    } else if (!request.ns.empty()) {
+      created_metadata = true;
+      rapidjson::Value new_meta(rapidjson::kObjectType);
+      new_meta.AddMember("namespace", api::make_string(request.ns, copy.GetAllocator()),
+                         copy.GetAllocator());
+      copy.AddMember("metadata", std::move(new_meta), copy.GetAllocator());
     }
-  } else if (!request.ns.empty()) {
-    created_metadata = true;
-    rapidjson::Value new_meta(rapidjson::kObjectType);
-    new_meta.AddMember("namespace", api::make_string(request.ns, original.GetAllocator()),
-                       original.GetAllocator());
-    original.AddMember("metadata", std::move(new_meta), original.GetAllocator());
   }
+  const rapidjson::Value& original =
+      edit ? static_cast<const rapidjson::Value&>(copy) : *request.pod;
 
   Decision decision = decide(snapshot, original, request.ns, request.kube_inject);
   if (!decision.inject) {
@@ -309,7 +324,7 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   std::pair<std::int64_t, std::int64_t> ids{1337, 1337};
   if (snapshot.openshift) {
     ids = openshift_proxy_ids(request.namespace_object);
-    reset_openshift_sidecar_user(original);
+    reset_openshift_sidecar_user(copy);  // `original` is `copy` on OpenShift
   }
 
   // RunTemplate: annotations are validated before anything else.
