@@ -321,39 +321,47 @@ void write(std::string& out, const Value& v, const JsonWriteOptions& o, int dept
   }
 }
 
-// Compact JSON (indent 0) written straight into the string's buffer: room is made ahead
-// (need), so that a byte costs a store, not a size and capacity check. The string is one
-// window larger than what is written until the Sink is done (its destructor trims it).
+// Compact JSON (indent 0) written through a buffer on the stack: a byte costs a store, not a
+// size and capacity check, and the string receives the text in pieces of up to kBuffer bytes
+// (appends: no zero-filled window to make room first). What does not fit the buffer (a long
+// string) and the slow paths (escapes, floats) go to the string itself, after a flush.
 class Sink {
  public:
-  explicit Sink(std::string& out) : out_(out) { reopen(kWindow); }
-  ~Sink() { close(); }
+  explicit Sink(std::string& out) : out_(out) {}
+  ~Sink() { flush(); }
   Sink(const Sink&) = delete;
   Sink& operator=(const Sink&) = delete;
 
-  // At least `n` writable bytes at p_.
-  void need(std::size_t n) {
-    if (static_cast<std::size_t>(end_ - p_) < n) grow(n);
+  // Whether `n` bytes can be written at p_ (after a flush if need be).
+  bool need(std::size_t n) {
+    if (static_cast<std::size_t>(end_ - p_) >= n) return true;
+    flush();
+    return n <= kBuffer;
   }
   void put(char c) {
     need(1);
     *p_++ = c;
   }
   void put(std::string_view v) {
-    need(v.size());
+    if (!need(v.size())) {
+      out_.append(v);
+      return;
+    }
     std::memcpy(p_, v.data(), v.size());
     p_ += v.size();
   }
-  // Writes through `out` (the string as written so far) when a slow path needs it.
+  // Writes through `out` (the text so far flushed to it) for a slow path.
   template <class F>
   void through_string(F&& f) {
-    close();
+    flush();
     f(out_);
-    reopen(kWindow);
   }
 
   void string(std::string_view s, const unsigned char* cls, bool escape_html) {
-    need(s.size() + 2);
+    if (!need(s.size() + 2)) {
+      through_string([&](std::string& out) { append_json_string_impl(out, s, escape_html); });
+      return;
+    }
     char* p = p_;
     *p++ = '"';
     std::size_t i = 0;
@@ -384,24 +392,17 @@ class Sink {
   }
 
  private:
-  static constexpr std::size_t kWindow = 256;
+  static constexpr std::size_t kBuffer = 2048;
 
-  void close() { out_.resize(static_cast<std::size_t>(p_ - out_.data())); }
-  void reopen(std::size_t room) {
-    std::size_t used = out_.size();
-    out_.resize(used + room);
-    p_ = out_.data() + used;
-    end_ = out_.data() + out_.size();
-  }
-  void grow(std::size_t n) {
-    std::size_t used = static_cast<std::size_t>(p_ - out_.data());
-    out_.resize(used);
-    reopen(std::max(n, std::max(used, kWindow)));
+  void flush() {
+    out_.append(buffer_, static_cast<std::size_t>(p_ - buffer_));
+    p_ = buffer_;
   }
 
   std::string& out_;
-  char* p_ = nullptr;
-  char* end_ = nullptr;
+  char buffer_[kBuffer];
+  char* p_ = buffer_;
+  char* end_ = buffer_ + kBuffer;
 };
 
 // write() for indent 0 into a Sink: the same bytes.
