@@ -1,6 +1,7 @@
 #include "api/json.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -320,6 +321,150 @@ void write(std::string& out, const Value& v, const JsonWriteOptions& o, int dept
   }
 }
 
+// Compact JSON (indent 0) written through a buffer on the stack: a byte costs a store, not a
+// size and capacity check, and the string receives the text in pieces of up to kBuffer bytes
+// (appends: no zero-filled window to make room first). What does not fit the buffer (a long
+// string) and the slow paths (escapes, floats) go to the string itself, after a flush.
+class Sink {
+ public:
+  explicit Sink(std::string& out) : out_(out) {}
+  ~Sink() { flush(); }
+  Sink(const Sink&) = delete;
+  Sink& operator=(const Sink&) = delete;
+
+  // Whether `n` bytes can be written at p_ (after a flush if need be).
+  bool need(std::size_t n) {
+    if (static_cast<std::size_t>(end_ - p_) >= n) return true;
+    flush();
+    return n <= kBuffer;
+  }
+  void put(char c) {
+    need(1);
+    *p_++ = c;
+  }
+  void put(std::string_view v) {
+    if (!need(v.size())) {
+      out_.append(v);
+      return;
+    }
+    std::memcpy(p_, v.data(), v.size());
+    p_ += v.size();
+  }
+  // Writes through `out` (the text so far flushed to it) for a slow path.
+  template <class F>
+  void through_string(F&& f) {
+    flush();
+    f(out_);
+  }
+
+  void string(std::string_view s, const unsigned char* cls, bool escape_html) {
+    if (!need(s.size() + 2)) {
+      through_string([&](std::string& out) { append_json_string_impl(out, s, escape_html); });
+      return;
+    }
+    char* p = p_;
+    *p++ = '"';
+    std::size_t i = 0;
+    if (s.size() >= 16) {
+      i = plain_prefix(s, 0, cls, escape_html);
+      std::memcpy(p, s.data(), i);
+      p += i;
+    } else {
+      for (; i < s.size(); ++i) {
+        auto c = static_cast<unsigned char>(s[i]);
+        if (cls[c] != 0) break;
+        *p++ = static_cast<char>(c);
+      }
+    }
+    if (i == s.size()) {
+      *p++ = '"';
+      p_ = p;
+      return;
+    }
+    // Something to escape: the general writer, from the opening quote.
+    through_string([&](std::string& out) { append_json_string_impl(out, s, escape_html); });
+  }
+
+  template <class Int>
+  void integer(Int v) {
+    need(24);
+    p_ = std::to_chars(p_, end_, v).ptr;
+  }
+
+ private:
+  static constexpr std::size_t kBuffer = 2048;
+
+  void flush() {
+    out_.append(buffer_, static_cast<std::size_t>(p_ - buffer_));
+    p_ = buffer_;
+  }
+
+  std::string& out_;
+  char buffer_[kBuffer];
+  char* p_ = buffer_;
+  char* end_ = buffer_ + kBuffer;
+};
+
+// write() for indent 0 into a Sink: the same bytes.
+void write_compact(Sink& out, const Value& v, const unsigned char* cls, bool escape_html) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType:
+      out.put("null");
+      return;
+    case rapidjson::kFalseType:
+      out.put("false");
+      return;
+    case rapidjson::kTrueType:
+      out.put("true");
+      return;
+    case rapidjson::kStringType:
+      out.string(string_view_of(v), cls, escape_html);
+      return;
+    case rapidjson::kNumberType:
+      if (v.IsInt64()) {
+        out.integer(v.GetInt64());
+      } else if (v.IsUint64()) {
+        out.integer(v.GetUint64());
+      } else if (std::isfinite(v.GetDouble())) {
+        double d = v.GetDouble();
+        out.through_string([d](std::string& s) { append_go_json_float(s, d); });
+      } else {
+        out.put("null");
+      }
+      return;
+    case rapidjson::kArrayType: {
+      out.put('[');
+      bool first = true;
+      for (const auto& e : v.GetArray()) {
+        if (!first) out.put(',');
+        first = false;
+        write_compact(out, e, cls, escape_html);
+      }
+      out.put(']');
+      return;
+    }
+    case rapidjson::kObjectType: {
+      out.put('{');
+      bool first = true;
+      for (const auto& m : v.GetObject()) {
+        if (!first) out.put(',');
+        first = false;
+        out.string(string_view_of(m.name), cls, escape_html);
+        out.put(':');
+        write_compact(out, m.value, cls, escape_html);
+      }
+      out.put('}');
+      return;
+    }
+  }
+}
+
+void write_any(std::string& out, const Value& v, const JsonWriteOptions& o) {
+  if (o.indent > 0) return write(out, v, o, 0);
+  Sink sink(out);
+  write_compact(sink, v, o.escape_html ? kByteClasses.html : kByteClasses.plain, o.escape_html);
+}
+
 bool numbers_equal(const Value& a, const Value& b) {
   if (a.IsDouble() || b.IsDouble()) return a.GetDouble() == b.GetDouble();
   if (a.IsInt64() && b.IsInt64()) return a.GetInt64() == b.GetInt64();
@@ -334,12 +479,12 @@ void append_json_string(std::string& out, std::string_view s, bool escape_html) 
 }
 
 void append_json(std::string& out, const Value& value, const JsonWriteOptions& options) {
-  write(out, value, options, 0);
+  write_any(out, value, options);
 }
 
 std::string to_json(const Value& value, const JsonWriteOptions& options) {
   std::string out;
-  write(out, value, options, 0);
+  write_any(out, value, options);
   return out;
 }
 

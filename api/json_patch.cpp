@@ -179,7 +179,8 @@ class Differ {
   explicit Differ(Document& patch) : patch_(&patch), alloc_(&patch.GetAllocator()) {}
   explicit Differ(std::string& text) : text_(&text) {}
 
-  void diff(const Value& a, const Value& b, const std::string& path) {
+  // `path` is the pointer of a and b; the recursion appends to it and restores it.
+  void diff(const Value& a, const Value& b, std::string& path) {
     if (a.IsObject() && b.IsObject()) return diff_objects(a, b, path);
     if (a.IsArray() && b.IsArray()) return diff_arrays(a, b, path);
     if (!json_equal(a, b)) emit("replace", path, &b);
@@ -207,18 +208,43 @@ class Differ {
     patch_->PushBack(o, *alloc_);
   }
 
-  void diff_objects(const Value& a, const Value& b, const std::string& path) {
-    for (const auto& m : a.GetObject()) {
-      std::string child = path + "/" + escape_json_pointer_token(string_view_of(m.name));
-      if (const Value* bv = find_member(b, string_view_of(m.name))) {
-        diff(m.value, *bv, child);
+  // Appends "/" and the escaped token to `path`; returns the length to restore.
+  static std::size_t push_token(std::string& path, std::string_view token) {
+    std::size_t size = path.size();
+    path.push_back('/');
+    for (char c : token) {
+      if (c == '~') {
+        path += "~0";
+      } else if (c == '/') {
+        path += "~1";
       } else {
-        emit("remove", child, nullptr);
+        path.push_back(c);
       }
+    }
+    return size;
+  }
+  static std::size_t push_index(std::string& path, rapidjson::SizeType k) {
+    std::size_t size = path.size();
+    path.push_back('/');
+    path += std::to_string(k);
+    return size;
+  }
+
+  void diff_objects(const Value& a, const Value& b, std::string& path) {
+    for (const auto& m : a.GetObject()) {
+      std::size_t size = push_token(path, string_view_of(m.name));
+      if (const Value* bv = find_member(b, string_view_of(m.name))) {
+        diff(m.value, *bv, path);
+      } else {
+        emit("remove", path, nullptr);
+      }
+      path.resize(size);
     }
     for (const auto& m : b.GetObject()) {
       if (find_member(a, string_view_of(m.name)) == nullptr) {
-        emit("add", path + "/" + escape_json_pointer_token(string_view_of(m.name)), &m.value);
+        std::size_t size = push_token(path, string_view_of(m.name));
+        emit("add", path, &m.value);
+        path.resize(size);
       }
     }
   }
@@ -231,7 +257,7 @@ class Differ {
 
   // Turns old[a0,a1) into new[b0,b1) at running index k.
   void diff_run(const Value& a, rapidjson::SizeType a0, rapidjson::SizeType a1, const Value& b,
-                rapidjson::SizeType b0, rapidjson::SizeType b1, const std::string& path,
+                rapidjson::SizeType b0, rapidjson::SizeType b1, std::string& path,
                 rapidjson::SizeType& k) {
     // Pair changed elements: same "name" (in order), or positionally when nothing has a name
     // and the counts match.
@@ -262,19 +288,27 @@ class Differ {
     pairs.emplace_back(a1, b1);  // sentinel
     rapidjson::SizeType i = a0, j = b0;
     for (const auto& [pi, pj] : pairs) {
-      for (; i < pi; ++i)
-        emit("remove", path + "/" + std::to_string(k), nullptr);
-      for (; j < pj; ++j, ++k)
-        emit("add", path + "/" + std::to_string(k), &b[j]);
+      for (; i < pi; ++i) {
+        std::size_t size = push_index(path, k);
+        emit("remove", path, nullptr);
+        path.resize(size);
+      }
+      for (; j < pj; ++j, ++k) {
+        std::size_t size = push_index(path, k);
+        emit("add", path, &b[j]);
+        path.resize(size);
+      }
       if (pi == a1) break;
-      diff(a[pi], b[pj], path + "/" + std::to_string(k));
+      std::size_t size = push_index(path, k);
+      diff(a[pi], b[pj], path);
+      path.resize(size);
       ++i;
       ++j;
       ++k;
     }
   }
 
-  void diff_arrays(const Value& a, const Value& b, const std::string& path) {
+  void diff_arrays(const Value& a, const Value& b, std::string& path) {
     rapidjson::SizeType n = a.Size(), m = b.Size();
     // Common prefix and suffix first: cheap and the usual case.
     rapidjson::SizeType pre = 0;
@@ -352,13 +386,15 @@ Status apply_json_patch(Document& target, const Value& patch) {
 
 Document create_json_patch(const Value& from, const Value& to) {
   Document patch(rapidjson::kArrayType);
-  Differ(patch).diff(from, to, "");
+  std::string path;
+  Differ(patch).diff(from, to, path);
   return patch;
 }
 
 std::string create_json_patch_text(const Value& from, const Value& to) {
   std::string text = "[";
-  Differ(text).diff(from, to, "");
+  std::string path;
+  Differ(text).diff(from, to, path);
   text.push_back(']');
   return text;
 }

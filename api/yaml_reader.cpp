@@ -10,6 +10,10 @@
 #include <unordered_set>
 #include <yaml.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "api/go_format.hpp"
 #include "api/yaml.hpp"
 #include "api/yaml_resolve.hpp"
@@ -1464,6 +1468,26 @@ Result<std::shared_ptr<const ReusableYaml>> ReusableYaml::read(std::string_view 
   return std::shared_ptr<const ReusableYaml>(std::move(r));
 }
 
+namespace {
+
+// The index of the first byte at which a[0, n) and b[0, n) differ; n when they do not.
+std::size_t first_difference(const char* a, const char* b, std::size_t n) {
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  for (; i + 16 <= n; i += 16) {
+    __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i));
+    __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i));
+    unsigned same = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)));
+    if (same != 0xFFFF) return i + static_cast<std::size_t>(__builtin_ctz(~same));
+  }
+#endif
+  while (i < n && a[i] == b[i])
+    ++i;
+  return i;
+}
+
+}  // namespace
+
 ReusableYaml::Reread ReusableYaml::reread(std::string_view text, Document& out) const {
   if (text == text_) return Reread::kSame;
   if (slots_.empty() || text.size() > (1u << 24)) return Reread::kNotReusable;
@@ -1473,32 +1497,54 @@ ReusableYaml::Reread ReusableYaml::reread(std::string_view text, Document& out) 
   };
   std::vector<Change> changes;
   const std::size_t lines = line_starts_.size();
-  std::size_t at = 0;  // start of line i in `text`
-  for (std::size_t i = 0; i < lines; ++i) {
+  // Compares line i of `text`, which starts at `at`, with the kept line i; a changed line is
+  // kept in `changes` when only its value changed. Returns the start of line i + 1, or npos
+  // when the texts cannot share a parse.
+  auto compare_line = [&](std::size_t i, std::size_t at) -> std::size_t {
     std::size_t old_begin = line_starts_[i];
     std::size_t old_end = i + 1 < lines ? line_starts_[i + 1] - 1 : text_.size();
     std::size_t end = text.find('\n', at);
     if (i + 1 < lines) {
-      if (end == std::string_view::npos) return Reread::kNotReusable;  // fewer lines
+      if (end == std::string_view::npos) return std::string_view::npos;  // fewer lines
     } else {
-      if (end != std::string_view::npos) return Reread::kNotReusable;  // more lines
+      if (end != std::string_view::npos) return std::string_view::npos;  // more lines
       end = text.size();
     }
     std::string_view old_line(text_.data() + old_begin, old_end - old_begin);
     std::string_view line = text.substr(at, end - at);
     if (line != old_line) {
       std::int32_t slot = slot_of_line_[i];
-      if (slot < 0) return Reread::kNotReusable;
+      if (slot < 0) return std::string_view::npos;
       const Slot& s = slots_[static_cast<std::size_t>(slot)];
       // The same bytes before the value, and the blank after its colon or dash: whether the
       // line is a `key: ` or a `- ` entry looks at that one too.
       std::size_t same = s.offset + 1;
       if (line.size() < same || line.substr(0, same) != old_line.substr(0, same) ||
           !acceptable_line(line))
-        return Reread::kNotReusable;
+        return std::string_view::npos;
       changes.push_back(Change{static_cast<std::uint32_t>(slot), at + s.offset});
     }
-    at = end + 1;
+    return end + 1;
+  };
+  // Runs of equal bytes are skipped whole (the renderings of one template differ in a few
+  // lines): the first differing byte names the line to compare next; before it, the lines of
+  // both texts are the same lines.
+  std::size_t at = 0;  // start of line i in `text`
+  for (std::size_t i = 0; i < lines;) {
+    std::size_t old_at = line_starts_[i];
+    std::size_t n = std::min(text.size() - at, text_.size() - old_at);
+    std::size_t k = first_difference(text.data() + at, text_.data() + old_at, n);
+    if (k == n && text.size() - at == text_.size() - old_at) break;  // the rest is the same
+    // The kept line holding the difference (or the end of the shorter text), and where that
+    // line starts in `text`: the bytes before it are the same in both.
+    std::size_t j = static_cast<std::size_t>(
+        std::upper_bound(line_starts_.begin() + static_cast<std::ptrdiff_t>(i), line_starts_.end(),
+                         static_cast<std::uint32_t>(old_at + k)) -
+        line_starts_.begin() - 1);
+    at += line_starts_[j] - old_at;
+    at = compare_line(j, at);
+    if (at == std::string_view::npos) return Reread::kNotReusable;
+    i = j + 1;
   }
   if (changes.empty()) return Reread::kNotReusable;  // cannot be: the texts differ
 

@@ -138,37 +138,6 @@ te::Value record(std::string go_type, std::vector<RecordObject::Field> fields) {
   return te::Value::object(std::make_shared<RecordObject>(std::move(go_type), std::move(fields)));
 }
 
-// Renders one template and parses its YAML into a patch (upstream's applyOverlayYAML reads
-// the rendered bytes with sigs.k8s.io/yaml into a map). The parse comes from the snapshot's
-// RenderCache when an earlier rendering in this namespace gives it.
-// `default_proxy`: the pod has neither its own proxy config nor image type, so the memo that
-// also covers default_proxy_data_fields() applies.
-api::Result<std::shared_ptr<const api::Value>> render(const Snapshot& s, const te::Template& t,
-                                                      const te::Value& data, std::string_view name,
-                                                      std::string_view ns, bool default_proxy) {
-  te::ExecOptions options = s.template_limits;
-  if (auto memo = s.template_memos.find(name); memo != s.template_memos.end())
-    options.memo = default_proxy ? memo->second.default_proxy.get() : memo->second.any_pod.get();
-  auto out = t.execute(data, options);
-  if (!out) return out.error();
-  if (auto hit = s.render_cache.find(ns, name, *out)) return hit;
-  auto parsed = api::ReusableYaml::read(*out);
-  if (!parsed)
-    return api::Error{"failed parsing generated injected YAML for template " + std::string(name) +
-                      ": " + parsed.message()};
-  const api::Value& doc = (*parsed)->document();
-  if (doc.IsObject()) {
-    s.render_cache.insert(ns, name, *parsed);
-    return std::shared_ptr<const api::Value>(*parsed, &doc);
-  }
-  if (!doc.IsNull())
-    return api::Error{"failed parsing generated injected YAML for template " + std::string(name) +
-                      ": not a mapping"};
-  auto empty = std::make_shared<api::Document>();
-  empty->SetObject();
-  return std::shared_ptr<const api::Value>(empty, empty.get());
-}
-
 // A strategic merge patch without directives: no key starts with '$', at any depth. Merged into
 // an empty object it gives itself less its null members (the merge drops those), and it cannot
 // fail. The template-only pod is read only through container_list / find_container / name_of /
@@ -185,6 +154,41 @@ bool has_no_directives(const rapidjson::Value& v) {
       if (!has_no_directives(e)) return false;
   }
   return true;
+}
+
+// Renders one template and parses its YAML into a patch (upstream's applyOverlayYAML reads
+// the rendered bytes with sigs.k8s.io/yaml into a map). The parse comes from the snapshot's
+// RenderCache when an earlier rendering in this namespace gives it.
+// `default_proxy`: the pod has neither its own proxy config nor image type, so the memo that
+// also covers default_proxy_data_fields() applies.
+// `*plain`: the patch has_no_directives (remembered with the parse in the render cache).
+api::Result<std::shared_ptr<const api::Value>> render(const Snapshot& s, const te::Template& t,
+                                                      const te::Value& data, std::string_view name,
+                                                      std::string_view ns, bool default_proxy,
+                                                      bool* plain) {
+  te::ExecOptions options = s.template_limits;
+  if (auto memo = s.template_memos.find(name); memo != s.template_memos.end())
+    options.memo = default_proxy ? memo->second.default_proxy.get() : memo->second.any_pod.get();
+  auto out = t.execute(data, options);
+  if (!out) return out.error();
+  if (auto hit = s.render_cache.find(ns, name, *out, plain)) return hit;
+  auto parsed = api::ReusableYaml::read(*out);
+  if (!parsed)
+    return api::Error{"failed parsing generated injected YAML for template " + std::string(name) +
+                      ": " + parsed.message()};
+  const api::Value& doc = (*parsed)->document();
+  if (doc.IsObject()) {
+    *plain = has_no_directives(doc);
+    s.render_cache.insert(ns, name, *parsed, *plain);
+    return std::shared_ptr<const api::Value>(*parsed, &doc);
+  }
+  if (!doc.IsNull())
+    return api::Error{"failed parsing generated injected YAML for template " + std::string(name) +
+                      ": not a mapping"};
+  auto empty = std::make_shared<api::Document>();
+  empty->SetObject();
+  *plain = true;
+  return std::shared_ptr<const api::Value>(empty, empty.get());
 }
 
 std::vector<std::string> select_templates(const Snapshot& s, const rapidjson::Value& pod) {
@@ -259,29 +263,44 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
     return failed({}, "invalid_pod", "pod: " + st.message());
 
   // The pod as upstream sees it after decoding: managedFields dropped and the namespace
-  // filled in from the request. The patch is computed against this form.
-  api::Document original;
-  api::copy_json(original, *request.pod, original.GetAllocator());
+  // filled in from the request. The patch is computed against this form. The request's pod
+  // serves as it is when it needs none of that (the apiserver's pods: no managedFields yet,
+  // the namespace set); otherwise, and on OpenShift (reset_openshift_sidecar_user), a copy.
+  const rapidjson::Value* sent_meta = api::find_member(*request.pod, "metadata");
+  const bool fill_namespace =
+      !request.ns.empty() && api::string_at(*request.pod, {"metadata", "namespace"}).empty();
+  const bool edit =
+      snapshot.openshift ||
+      (sent_meta == nullptr
+           ? !request.ns.empty()
+           : sent_meta->IsObject() &&
+                 (api::find_member(*sent_meta, "managedFields") != nullptr || fill_namespace));
+  api::Document copy;
   bool created_metadata = false;  // the pod as sent has no metadata at all
-  if (rapidjson::Value* meta = api::find_member(original, "metadata")) {
-    if (meta->IsObject()) {
-      meta->RemoveMember("managedFields");
-      if (api::string_at(original, {"metadata", "namespace"}).empty() && !request.ns.empty()) {
-        if (rapidjson::Value* ns = api::find_member(*meta, "namespace"))
-          ns->SetString(request.ns.data(), static_cast<rapidjson::SizeType>(request.ns.size()),
-                        original.GetAllocator());
-        else
-          meta->AddMember("namespace", api::make_string(request.ns, original.GetAllocator()),
-                          original.GetAllocator());
+  if (edit) {
+    api::copy_json(copy, *request.pod, copy.GetAllocator());
+    if (rapidjson::Value* meta = api::find_member(copy, "metadata")) {
+      if (meta->IsObject()) {
+        meta->RemoveMember("managedFields");
+        if (fill_namespace) {
+          if (rapidjson::Value* ns = api::find_member(*meta, "namespace"))
+            ns->SetString(request.ns.data(), static_cast<rapidjson::SizeType>(request.ns.size()),
+                          copy.GetAllocator());
+          else
+            meta->AddMember("namespace", api::make_string(request.ns, copy.GetAllocator()),
+                            copy.GetAllocator());
+        }
       }
+    } else if (!request.ns.empty()) {
+      created_metadata = true;
+      rapidjson::Value new_meta(rapidjson::kObjectType);
+      new_meta.AddMember("namespace", api::make_string(request.ns, copy.GetAllocator()),
+                         copy.GetAllocator());
+      copy.AddMember("metadata", std::move(new_meta), copy.GetAllocator());
     }
-  } else if (!request.ns.empty()) {
-    created_metadata = true;
-    rapidjson::Value new_meta(rapidjson::kObjectType);
-    new_meta.AddMember("namespace", api::make_string(request.ns, original.GetAllocator()),
-                       original.GetAllocator());
-    original.AddMember("metadata", std::move(new_meta), original.GetAllocator());
   }
+  const rapidjson::Value& original =
+      edit ? static_cast<const rapidjson::Value&>(copy) : *request.pod;
 
   Decision decision = decide(snapshot, original, request.ns, request.kube_inject);
   if (!decision.inject) {
@@ -305,7 +324,7 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   std::pair<std::int64_t, std::int64_t> ids{1337, 1337};
   if (snapshot.openshift) {
     ids = openshift_proxy_ids(request.namespace_object);
-    reset_openshift_sidecar_user(original);
+    reset_openshift_sidecar_user(copy);  // `original` is `copy` on OpenShift
   }
 
   // RunTemplate: annotations are validated before anything else.
@@ -415,11 +434,12 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
                     "failed to run injection template: requested template \"" + name +
                         "\" not found; have " + have);
     }
-    auto patch = render(snapshot, *it->second, data, name, pod_ns, default_proxy);
+    bool plain = false;
+    auto patch = render(snapshot, *it->second, data, name, pod_ns, default_proxy, &plain);
     if (!patch)
       return failed(decision, "template_render",
                     "failed to run injection template: " + patch.message());
-    if (names.size() == 1 && has_no_directives(**patch)) {
+    if (names.size() == 1 && plain) {
       template_only = *patch;
     } else if (auto st = api::apply_strategic_merge_patch_in_place(template_pod, **patch,
                                                                    api::pod_patch_schema());

@@ -461,16 +461,54 @@ bool is_zero_number(const rapidjson::Value* m) {
   return m == nullptr || !m->IsNumber() || m->GetDouble() == 0;
 }
 
+// canonical_quantity of short texts, remembered per thread: an injection writes the same few
+// quantities (the proxy's and the init container's requests and limits) pod after pod. A
+// direct-mapped table: a text evicts the one in its slot.
+struct QuantityMemo {
+  static constexpr std::size_t kSlots = 64, kMaxText = 22;
+  struct Slot {
+    std::string text;
+    std::optional<std::string> canonical;
+    bool used = false;
+  };
+  Slot slots[kSlots];
+
+  const std::optional<std::string>& get(std::string_view text) {
+    std::size_t h = text.size();
+    for (char c : text)
+      h = h * 31 + static_cast<unsigned char>(c);
+    Slot& s = slots[h % kSlots];
+    if (!s.used || s.text != text) {
+      s.text = text;
+      s.canonical = canonical_quantity(text);
+      s.used = true;
+    }
+    return s.canonical;
+  }
+};
+
 void set_quantity(rapidjson::Value& v, api::Allocator& alloc) {
-  std::string text;
-  if (v.IsString())
+  std::string number;
+  std::string_view text;
+  if (v.IsString()) {
     text = api::string_view_of(v);
-  else if (v.IsNumber())
-    text = api::to_json(v);
-  else
+  } else if (v.IsNumber()) {
+    number = api::to_json(v);
+    text = number;
+  } else {
     return;
-  if (auto q = canonical_quantity(text))
-    v.SetString(q->data(), static_cast<rapidjson::SizeType>(q->size()), alloc);
+  }
+  // A string already canonical stays as it is; a number becomes the string it is written as.
+  auto set = [&](const std::optional<std::string>& q) {
+    if (q && (v.IsNumber() || *q != text))
+      v.SetString(q->data(), static_cast<rapidjson::SizeType>(q->size()), alloc);
+  };
+  if (text.size() <= QuantityMemo::kMaxText) {
+    thread_local QuantityMemo memo;
+    set(memo.get(text));
+  } else {
+    set(canonical_quantity(text));
+  }
 }
 
 // Values of a type outside the table: what encoding/json drops whatever the type (nil
@@ -499,8 +537,13 @@ void normalize_struct(rapidjson::Value& v, const GoStruct& type, api::Allocator&
     std::string_view name = api::string_view_of(it->name);
     rapidjson::Value& m = it->value;
     const GoField* f = nullptr;
-    for (const GoField& candidate : type.fields)
-      if (candidate.json == name) f = &candidate;
+    for (const GoField& candidate : type.fields) {
+      if (candidate.json.size() == name.size() && candidate.json[0] == name[0] &&
+          candidate.json == name) {
+        f = &candidate;  // json names are unique within a struct
+        break;
+      }
+    }
     bool drop = m.IsNull();
     if (!drop && f == nullptr) {
       normalize_raw(m, alloc);

@@ -431,21 +431,26 @@ api::Result<std::string> dump_app_probers(const Value& pod, std::int64_t target_
           if (!port_name.empty()) named_ports[port_name] = number;
         }
       }
-      ProberUrls urls = prober_urls(name);
+      // Paths and URLs are made only for the probes a container has (most have none).
+      std::optional<ProberUrls> urls;
       auto add = [&](const char* field, bool lifecycle, const Value& parent,
-                     const std::string& parent_path, const std::string& url) {
-        std::string at = parent_path + "." + field;
-        auto p = decoder.from_handler(api::find_member(parent, field), lifecycle, at);
+                     std::string_view parent_path, std::string ProberUrls::*url) {
+        const Value* handler = api::find_member(parent, field);
+        if (handler == nullptr || !handler->IsObject()) return;  // from_handler: no prober
+        std::string at = std::string(parent_path) + "." + field;
+        auto p = decoder.from_handler(handler, lifecycle, at);
         if (auto resolved = resolve_port(std::move(p), named_ports, target_port)) {
-          out[url] = std::move(resolved);
+          if (!urls) urls = prober_urls(name);
+          out[(*urls).*url] = std::move(resolved);
         }
       };
-      add("readinessProbe", false, c, path, urls.readyz);
-      add("livenessProbe", false, c, path, urls.livez);
-      add("startupProbe", false, c, path, urls.startupz);
+      add("readinessProbe", false, c, path, &ProberUrls::readyz);
+      add("livenessProbe", false, c, path, &ProberUrls::livez);
+      add("startupProbe", false, c, path, &ProberUrls::startupz);
       if (const Value* lc = api::find_member(c, "lifecycle"); lc != nullptr && lc->IsObject()) {
-        add("preStop", true, *lc, path + ".lifecycle", urls.prestopz);
-        add("postStart", true, *lc, path + ".lifecycle", urls.poststartz);
+        const std::string lifecycle_path = path + ".lifecycle";
+        add("preStop", true, *lc, lifecycle_path, &ProberUrls::prestopz);
+        add("postStart", true, *lc, lifecycle_path, &ProberUrls::poststartz);
       }
     });
   }

@@ -27,11 +27,21 @@ constexpr std::string_view kScrapeTargets = "prometheus_istio_io_scrape_targets"
 constexpr std::string_view kSecurePort = "prometheus_istio_io_secure_port";
 
 // The pod's string annotations in sorted key order (see the header on Go's map order).
+// Whether `key` may sanitize to one of the prometheus_* names above: sanitizing keeps ASCII
+// letters and maps every other rune to one '_', so such a key starts with 'p' and has at least
+// as many bytes as the shortest name (an injected pod carries a dozen other annotations).
+bool may_be_prometheus_key(std::string_view key) {
+  return key.size() >= kPort.size() && key[0] == 'p';
+}
+
+// The annotations whose keys may_be_prometheus_key, sorted by key (Go ranges over a map; the
+// first match in key order wins).
 std::map<std::string_view, std::string_view> sorted_annotations(const rapidjson::Value& pod) {
   std::map<std::string_view, std::string_view> out;
   if (const rapidjson::Value* annotations = annotations_of(pod)) {
     for (const auto& m : annotations->GetObject()) {
-      if (m.value.IsString()) out[api::string_view_of(m.name)] = api::string_view_of(m.value);
+      std::string_view key = api::string_view_of(m.name);
+      if (m.value.IsString() && may_be_prometheus_key(key)) out[key] = api::string_view_of(m.value);
     }
   }
   return out;
@@ -75,6 +85,10 @@ void clear_prometheus_annotations(rapidjson::Value& pod) {
   rapidjson::Value* annotations = api::find_member(*metadata, "annotations");
   if (annotations == nullptr || !annotations->IsObject()) return;
   for (auto it = annotations->MemberBegin(); it != annotations->MemberEnd();) {
+    if (!may_be_prometheus_key(api::string_view_of(it->name))) {
+      ++it;
+      continue;
+    }
     std::string key = sanitize_label_name(api::string_view_of(it->name));
     if (key == kScrape || key == kPort || key == kPath || key == kScrapeTargets) {
       it = annotations->EraseMember(it);  // keeps the order of the others

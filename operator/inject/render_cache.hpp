@@ -52,14 +52,18 @@ class RenderCache {
   RenderCache& operator=(const RenderCache&) = delete;
 
   // The parse of `text`, rendered by template `name` for namespace `ns`, when a kept entry
-  // gives it (see above); null otherwise.
+  // gives it (see above); null otherwise. With a parse, `*plain` (when given) says whether
+  // the entry was inserted as plain: a re-read changes one-line scalar values only, so it
+  // has the keys of the entry's document.
   std::shared_ptr<const api::Value> find(std::string_view ns, std::string_view name,
-                                         std::string_view text) const;
+                                         std::string_view text, bool* plain = nullptr) const;
 
   // Keeps `parsed`, the parse of a text template `name` rendered for `ns`; no-op when
-  // max_entries is 0 or the entry alone is larger than max_bytes.
+  // max_entries is 0 or the entry alone is larger than max_bytes. `plain` is the caller's
+  // fact about the document's keys (the injection engine: no strategic merge directive at
+  // any depth), handed back by find().
   void insert(std::string_view ns, std::string_view name,
-              std::shared_ptr<const api::ReusableYaml> parsed);
+              std::shared_ptr<const api::ReusableYaml> parsed, bool plain = false);
 
   struct Stats {
     std::size_t entries = 0, bytes = 0;
@@ -71,7 +75,10 @@ class RenderCache {
 
  private:
   static std::string key_of(std::string_view ns, std::string_view name, std::size_t lines);
-  using Entry = std::shared_ptr<const api::ReusableYaml>;
+  struct Entry {
+    std::shared_ptr<const api::ReusableYaml> yaml;
+    bool plain = false;
+  };
   std::size_t max_entries_, max_bytes_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::vector<Entry>> entries_;  // newest first

@@ -146,8 +146,10 @@ api::Status parse_config(std::string_view text, Snapshot& s) {
       if (!parsed) return error_at("config", field, parsed.message());
       s.templates[name] = *parsed;
       s.template_memos[name] = {
-          std::make_shared<const te::ConstantMemo>(**parsed, snapshot_data_fields(), pure),
-          std::make_shared<const te::ConstantMemo>(**parsed, default_proxy_data_fields(), pure)};
+          std::make_shared<const te::ConstantMemo>(**parsed, snapshot_data_fields(), pure,
+                                                   pod_keyed_reads()),
+          std::make_shared<const te::ConstantMemo>(**parsed, default_proxy_data_fields(), pure,
+                                                   pod_keyed_reads())};
       if (template_may_call_nondeterministic(source)) s.deterministic = false;
     }
   }
@@ -272,6 +274,21 @@ const std::vector<std::string>& default_proxy_data_fields() {
     return f;
   }();
   return fields;
+}
+
+const std::vector<te::KeyedRead>& pod_keyed_reads() {
+  static const std::vector<te::KeyedRead> reads = [] {
+    std::vector<te::KeyedRead> r;
+    const std::vector<std::string> annotations = {"ObjectMeta", "Annotations"};
+    const std::vector<std::string> labels = {"ObjectMeta", "Labels"};
+    r.push_back({"annotation", {"ObjectMeta"}, annotations});
+    for (const auto& map : {annotations, labels}) {
+      r.push_back({"isset", map, map});
+      r.push_back({"index", map, map});
+    }
+    return r;
+  }();
+  return reads;
 }
 
 const std::vector<std::string_view>& nondeterministic_functions() {

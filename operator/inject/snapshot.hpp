@@ -104,6 +104,15 @@ const std::vector<std::string>& snapshot_data_fields();
 // .ProxyInitImage (its image type and the values' images).
 const std::vector<std::string>& default_proxy_data_fields();
 
+// The calls of the templates that read one annotation or label of the pod at a literal key
+// (`annotation .ObjectMeta "k" d`, `isset .ObjectMeta.Annotations "k"`,
+// `index .ObjectMeta.Labels "k"`): the template_memos also remember expressions built from them
+// for the pods that lack their keys (template_engine::KeyedRead). For each, a pod without the
+// key gives the value of a nil map: .ObjectMeta.Annotations and .Labels are map[string]string
+// views (struct_view), `annotation` then answers its default as a string, `isset` false and
+// `index` "" (then indexes that further, if asked).
+const std::vector<template_engine::KeyedRead>& pod_keyed_reads();
+
 // The template functions (sprig's, as meshop defines them) whose results depend on more than
 // their arguments: the clock (now, ago, date... without a time argument format now), random
 // values, DNS. Sorted.

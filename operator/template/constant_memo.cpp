@@ -4,6 +4,8 @@
 #include "operator/template/constant_memo.hpp"
 
 #include <algorithm>
+#include <cassert>
+#include <optional>
 
 #include "operator/template/template_set.hpp"
 
@@ -22,8 +24,14 @@ bool contains(const std::vector<std::string_view>& sorted, std::string_view name
 class Classifier {
  public:
   Classifier(const detail::TemplateSet& set, const std::vector<std::string>& fields,
-             const std::vector<std::string_view>& pure)
-      : fields_(fields), pure_(pure), done_(set.arena.size(), kUnknown) {
+             const std::vector<std::string_view>& pure, const std::vector<KeyedRead>& keyed,
+             MemoSlots& slots)
+      : fields_(fields),
+        pure_(pure),
+        keyed_(keyed),
+        slots_(slots),
+        done_(set.arena.size(), kUnknown),
+        keys_(set.arena.size()) {
     std::sort(pure_.begin(), pure_.end());
   }
 
@@ -32,6 +40,8 @@ class Classifier {
     if (d == kUnknown) d = compute(n);
     return static_cast<MemoSlots::Code>(d);
   }
+  // The keys a kIfAbsent node needs absent (sorted ids into slots.keys).
+  const std::vector<std::uint32_t>& keys(const Node* n) const { return keys_[n->id]; }
 
  private:
   static constexpr std::uint8_t kUnknown = 0xFF;
@@ -39,6 +49,42 @@ class Classifier {
   bool pure_call(const detail::IdentifierNode* id) const {
     if (id->fn != nullptr) return contains(pure_, id->name);
     return id->builtin != detail::Builtin::kNone && id->builtin != detail::Builtin::kCall;
+  }
+
+  // The id of the key a keyed read `args` (a command) reads, when it is one.
+  std::optional<std::uint32_t> keyed_read(const std::vector<Node*>& args) {
+    if (args.size() < 3 || args[0]->type != NodeType::kIdentifier ||
+        args[1]->type != NodeType::kField || args[2]->type != NodeType::kString)
+      return std::nullopt;
+    const auto* id = static_cast<const detail::IdentifierNode*>(args[0]);
+    const auto& chain = static_cast<const detail::FieldNode*>(args[1])->ident;
+    for (const KeyedRead& k : keyed_) {
+      if (k.function != id->name || k.argument != chain) continue;
+      auto m = std::find(slots_.maps.begin(), slots_.maps.end(), k.map);
+      if (m == slots_.maps.end()) m = slots_.maps.insert(m, k.map);
+      auto map = static_cast<std::uint32_t>(m - slots_.maps.begin());
+      const std::string& key = static_cast<const detail::StringNode*>(args[2])->text;
+      for (std::uint32_t i = 0; i < slots_.keys.size(); ++i)
+        if (slots_.keys[i].map == map && slots_.keys[i].key == key) return i;
+      slots_.keys.push_back({map, key});
+      return static_cast<std::uint32_t>(slots_.keys.size() - 1);
+    }
+    return std::nullopt;
+  }
+
+  // Adds the keys of `from` to those of `to`.
+  void add_keys(const Node* to, const Node* from) { add_keys(to, keys_[from->id]); }
+  void add_keys(const Node* to, const std::vector<std::uint32_t>& ids) {
+    std::vector<std::uint32_t>& k = keys_[to->id];
+    for (std::uint32_t id : ids)
+      if (std::find(k.begin(), k.end(), id) == k.end()) k.push_back(id);
+    std::sort(k.begin(), k.end());
+  }
+
+  // The code of an expression of constant parts: kIfAbsent when one of them is, else
+  // `otherwise`.
+  static MemoSlots::Code combine(bool any_absent, MemoSlots::Code otherwise) {
+    return any_absent ? MemoSlots::kIfAbsent : otherwise;
   }
 
   std::uint8_t compute(const Node* n) {
@@ -57,7 +103,10 @@ class Classifier {
       case NodeType::kChain: {
         const auto* c = static_cast<const detail::ChainNode*>(n);
         if (c->node->type == NodeType::kNil) return MemoSlots::kNo;  // an error
-        return classify(c->node) != MemoSlots::kNo ? MemoSlots::kScalar : MemoSlots::kNo;
+        MemoSlots::Code inner = classify(c->node);
+        if (inner == MemoSlots::kNo) return MemoSlots::kNo;
+        add_keys(n, c->node);
+        return combine(inner == MemoSlots::kIfAbsent, MemoSlots::kScalar);
       }
       case NodeType::kIdentifier:  // a function called without arguments
         return pure_call(static_cast<const detail::IdentifierNode*>(n)) ? MemoSlots::kScalar
@@ -66,23 +115,38 @@ class Classifier {
         const auto* p = static_cast<const detail::PipeNode*>(n);
         if (p->cmds.empty()) return MemoSlots::kNo;
         MemoSlots::Code last = MemoSlots::kNo;
+        bool absent = false;
         for (const Node* c : p->cmds) {
           last = classify(c);
           if (last == MemoSlots::kNo) return MemoSlots::kNo;
+          absent = absent || last == MemoSlots::kIfAbsent;
+          add_keys(n, c);
         }
         // One command that is a field chain: the pipeline's value is that chain's value.
-        return p->cmds.size() == 1 && last == MemoSlots::kAny ? MemoSlots::kAny
-                                                              : MemoSlots::kScalar;
+        return combine(absent, p->cmds.size() == 1 && last == MemoSlots::kAny ? MemoSlots::kAny
+                                                                              : MemoSlots::kScalar);
       }
       case NodeType::kCommand: {
         const auto& args = static_cast<const detail::CommandNode*>(n)->args;
         if (args.empty()) return MemoSlots::kNo;
         const Node* first = args[0];
         if (first->type == NodeType::kIdentifier) {
-          if (!pure_call(static_cast<const detail::IdentifierNode*>(first))) return MemoSlots::kNo;
-          for (std::size_t i = 1; i < args.size(); ++i)
-            if (classify(args[i]) == MemoSlots::kNo) return MemoSlots::kNo;
-          return MemoSlots::kScalar;
+          std::size_t from = 1;
+          bool absent = false;
+          if (auto key = keyed_read(args)) {
+            add_keys(n, {*key});
+            absent = true;
+            from = 3;
+          } else if (!pure_call(static_cast<const detail::IdentifierNode*>(first))) {
+            return MemoSlots::kNo;
+          }
+          for (std::size_t i = from; i < args.size(); ++i) {
+            MemoSlots::Code c = classify(args[i]);
+            if (c == MemoSlots::kNo) return MemoSlots::kNo;
+            absent = absent || c == MemoSlots::kIfAbsent;
+            add_keys(n, args[i]);
+          }
+          return combine(absent, MemoSlots::kScalar);
         }
         if (args.size() != 1) return MemoSlots::kNo;  // a method call, or an error
         switch (first->type) {
@@ -91,8 +155,11 @@ class Classifier {
           case NodeType::kPipe:
           case NodeType::kString:
           case NodeType::kNumber:
-          case NodeType::kBool:
-            return classify(first);
+          case NodeType::kBool: {
+            MemoSlots::Code c = classify(first);
+            add_keys(n, first);  // after classify, which finds them
+            return c;
+          }
           default:  // dot, a variable, nil (an error)
             return MemoSlots::kNo;
         }
@@ -104,7 +171,10 @@ class Classifier {
 
   const std::vector<std::string>& fields_;
   std::vector<std::string_view> pure_;
+  const std::vector<KeyedRead>& keyed_;
+  MemoSlots& slots_;
   std::vector<std::uint8_t> done_;
+  std::vector<std::vector<std::uint32_t>> keys_;  // by Node::id
 };
 
 // Functions that change their arguments (sprig's map functions) and `call` (which may call
@@ -168,18 +238,20 @@ void mark_reachable(const Node* n, std::vector<bool>& seen) {
 }  // namespace
 
 ConstantMemo::ConstantMemo(const Template& t, const std::vector<std::string>& constant_fields,
-                           const std::vector<std::string_view>& pure_functions)
+                           const std::vector<std::string_view>& pure_functions,
+                           const std::vector<KeyedRead>& keyed_reads)
     : slots_(std::make_unique<MemoSlots>()) {
   const detail::TemplateSet& set = *t.set_;
   slots_->set = t.set_;
   std::size_t n = set.arena.size();
   slots_->code.assign(n, MemoSlots::kNo);
+  slots_->key_range.assign(n, {0, 0});
   slots_->values = std::make_unique<std::atomic<const MemoSlots::Known*>[]>(n);
   for (std::size_t i = 0; i < n; ++i)
     slots_->values[i].store(nullptr, std::memory_order_relaxed);
   if (may_mutate(set)) return;
   slots_->enabled = true;
-  Classifier c(set, constant_fields, pure_functions);
+  Classifier c(set, constant_fields, pure_functions, keyed_reads, *slots_);
   std::vector<bool> reachable(n, false);
   for (const auto& [name, root] : set.trees)
     mark_reachable(root, reachable);
@@ -189,9 +261,17 @@ ConstantMemo::ConstantMemo(const Template& t, const std::vector<std::string>& co
     // Only what the executor looks up: pipelines, field chains and parenthesised chains.
     bool looked_up = node->type == NodeType::kPipe || node->type == NodeType::kField ||
                      node->type == NodeType::kChain;
-    if (looked_up && (code == MemoSlots::kAny || code == MemoSlots::kScalar)) {
+    if (looked_up &&
+        (code == MemoSlots::kAny || code == MemoSlots::kScalar || code == MemoSlots::kIfAbsent)) {
       slots_->code[node->id] = code;
       ++slots_->constants;
+      if (code == MemoSlots::kIfAbsent) {
+        const std::vector<std::uint32_t>& keys = c.keys(node.get());
+        assert(!keys.empty());
+        slots_->key_range[node->id] = {static_cast<std::uint32_t>(slots_->key_ids.size()),
+                                       static_cast<std::uint32_t>(keys.size())};
+        slots_->key_ids.insert(slots_->key_ids.end(), keys.begin(), keys.end());
+      }
     }
   }
 }

@@ -30,6 +30,18 @@
 // Output, errors and limits are those of an execution without the memo: an expression that
 // fails is not remembered, and steps are counted per node walked, not per expression.
 //
+// Keyed reads (optional): calls that read one entry of a map of the root data at a key the
+// template spells out, such as `annotation .ObjectMeta "sidecar.istio.io/proxyCPU" .Values.x`
+// or `index .ObjectMeta.Labels "app"`. The caller's further promise, for each KeyedRead: a call
+// of `function` whose first argument is the field chain `argument` of dot, whose second is a
+// string literal, and whose other arguments are constant gives the same value in every
+// execution whose map (the field chain `map` of the root data: a map, a map[string]string or
+// a nil one) has no entry for that literal. An expression built from constants and such calls
+// is then constant in the executions whose maps lack all of its keys (most pods carry none of
+// the dozens of annotations an injection template asks about): it is remembered, when a
+// scalar, for those executions, and evaluated as without the memo in the others. Each
+// execution looks a key up at most once.
+//
 // Thread safety: executions may share one memo from any number of threads; a slot is filled
 // at most once (the first writer wins; a racing one computed the same value).
 #pragma once
@@ -47,10 +59,18 @@ namespace detail {
 struct MemoSlots;
 }
 
+// See "Keyed reads" above.
+struct KeyedRead {
+  std::string function;               // a function's or a builtin's name
+  std::vector<std::string> argument;  // the field chain its first argument is, e.g. {"ObjectMeta"}
+  std::vector<std::string> map;       // the map it reads, e.g. {"ObjectMeta", "Annotations"}
+};
+
 class ConstantMemo {
  public:
   ConstantMemo(const Template& t, const std::vector<std::string>& constant_fields,
-               const std::vector<std::string_view>& pure_functions);
+               const std::vector<std::string_view>& pure_functions,
+               const std::vector<KeyedRead>& keyed_reads = {});
   ~ConstantMemo();
   ConstantMemo(const ConstantMemo&) = delete;
   ConstantMemo& operator=(const ConstantMemo&) = delete;

@@ -65,6 +65,7 @@ class State {
   void run(std::string_view name, const ListNode* root, const Value& data) {
     tmpl_name_ = name;
     if (memo_ != nullptr) {
+      root_value_ = &data;
       if (data.kind() == Kind::kObject)
         root_ = data.as_object();
       else if (data.kind() == Kind::kMap && data.as_map() != nullptr)
@@ -102,13 +103,62 @@ class State {
   // --- the constant memo ----------------------------------------------------------
   // The memo's code for `n` when it may be used here: dot is the root data and the node is
   // in the memo's template set.
-  MemoSlots::Code memo_code(const Value& dot, const Node* n) const {
+  MemoSlots::Code memo_code(const Value& dot, const Node* n) {
     if (memo_ == nullptr || set_ != memo_->set.get() || dot.kind() != root_kind_)
       return MemoSlots::kNo;
     const void* p = root_kind_ == Kind::kObject ? static_cast<const void*>(dot.as_object())
                                                 : static_cast<const void*>(dot.as_map());
     if (p != root_) return MemoSlots::kNo;
-    return memo_->code_of(n);
+    MemoSlots::Code code = memo_->code_of(n);
+    if (code == MemoSlots::kIfAbsent && !keys_absent(n)) return MemoSlots::kNo;
+    return code;
+  }
+
+  // Whether this execution's maps lack every key of the kIfAbsent node `n` (each key and
+  // each map looked up once per execution).
+  bool keys_absent(const Node* n) {
+    if (key_state_.empty()) {
+      key_state_.assign(memo_->keys.size(), kUnknownKey);
+      maps_.resize(memo_->maps.size());
+    }
+    for (std::uint32_t id : memo_->keys_of(n)) {
+      std::int8_t& state = key_state_[id];
+      if (state == kUnknownKey) {
+        const MemoSlots::Key& k = memo_->keys[id];
+        state = map_lacks(k.map, k.key) ? kAbsentKey : kPresentKey;
+      }
+      if (state != kAbsentKey) return false;
+    }
+    return true;
+  }
+
+  // Whether map `i` of the memo (a field chain from the root data) is a map, possibly nil,
+  // without `key`; false when the chain does not lead to one.
+  bool map_lacks(std::uint32_t i, std::string_view key) {
+    std::optional<Value>& m = maps_[i];
+    if (!m) {
+      Value v = *root_value_;
+      for (const std::string& name : memo_->maps[i]) {
+        if (v.kind() == Kind::kObject && !v.as_object()->is_nil()) {
+          std::optional<Value> f = v.as_object()->field(name);
+          v = f ? std::move(*f) : Value();
+        } else if (v.kind() == Kind::kMap && v.as_map() != nullptr) {
+          const Value* e = v.as_map()->find(name);
+          v = e != nullptr ? *e : Value();
+        } else {
+          v = Value();
+        }
+      }
+      m = std::move(v);
+    }
+    switch (m->kind()) {
+      case Kind::kStringMap:
+        return m->as_string_map() == nullptr || m->as_string_map()->find(key) == nullptr;
+      case Kind::kMap:
+        return m->as_map() == nullptr || m->as_map()->find(key) == nullptr;
+      default:
+        return false;
+    }
   }
 
   // --- variables -----------------------------------------------------------------
@@ -912,7 +962,12 @@ class State {
   // The constant memo (ExecOptions::memo) and the root data it applies to.
   const MemoSlots* memo_ = nullptr;
   const void* root_ = nullptr;
+  const Value* root_value_ = nullptr;
   Kind root_kind_ = Kind::kInvalid;
+  // The keyed reads' keys and maps of the memo in this execution (keys_absent), by id.
+  static constexpr std::int8_t kUnknownKey = -1, kPresentKey = 0, kAbsentKey = 1;
+  std::vector<std::int8_t> key_state_;
+  std::vector<std::optional<Value>> maps_;
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "operator/template/template.hpp"
 
+#include <algorithm>
+
 #include "operator/template/template_set.hpp"
 
 namespace meshop::template_engine {
@@ -37,9 +39,12 @@ Result<std::string> Template::execute(const Value& data, const ExecOptions& opti
 Result<std::string> Template::execute_template(std::string_view template_name, const Value& data,
                                                const ExecOptions& options) const {
   std::string out;
-  out.reserve(4096);
+  out.reserve(std::max<std::size_t>(4096, set_->output_hint.load(std::memory_order_relaxed)));
   if (auto st = detail::execute_set(set_, template_name, data, out, options); !st)
     return std::move(st).error();
+  // A little more than this output (the next one may be a few bytes longer), at most 1 MiB.
+  set_->output_hint.store(std::min<std::size_t>(out.size() + out.size() / 16, 1u << 20),
+                          std::memory_order_relaxed);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,9 @@ struct TemplateSet {
   std::map<std::string, ListNode*, std::less<>> trees;
   FunctionMap funcs;
   std::vector<std::string> var_names;  // VariableNode::var_id -> "$name"; id 0 is "$"
+  // The size of the latest output of Template::execute_template, to reserve that much the next
+  // time (a template renders about the same text every time). Only a hint.
+  mutable std::atomic<std::size_t> output_hint{0};
 
   template <class T, class... A>
   T* make(A&&... a) {
@@ -67,6 +71,14 @@ struct MemoSlots {
     kAny,      // a field chain of a constant field: any value is remembered
     kScalar,   // another constant expression: remembered when its value is a scalar
     kLiteral,  // a literal: constant, not worth remembering
+    // Constant in the executions whose maps lack every key of keys_of(node) (the keyed reads
+    // of ConstantMemo): remembered, when a scalar, for those executions only.
+    kIfAbsent,
+  };
+  // A key that keyed reads look up: maps[map] is the field chain of the map.
+  struct Key {
+    std::uint32_t map;
+    std::string key;
   };
   // A remembered value, and the node the executor was at when it finished evaluating it
   // (where a later error without a node of its own is reported, as without the memo).
@@ -79,6 +91,16 @@ struct MemoSlots {
   std::unique_ptr<std::atomic<const Known*>[]> values;
   bool enabled = false;
   std::size_t constants = 0;
+  std::vector<std::vector<std::string>> maps;  // field chains from the root data
+  std::vector<Key> keys;
+  // The keys of a kIfAbsent node: key_ids[key_range[id].first, +second).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> key_range;  // by Node::id
+  std::vector<std::uint32_t> key_ids;
+
+  std::span<const std::uint32_t> keys_of(const Node* n) const {
+    const auto& [first, count] = key_range[n->id];
+    return {key_ids.data() + first, count};
+  }
 
   MemoSlots() = default;
   MemoSlots(const MemoSlots&) = delete;

@@ -84,6 +84,54 @@ TEST(Json, EscapesEveryByteAtEveryPositionOfALongString) {
   EXPECT_EQ(got, "\"abcdefghij\u00e9\\u2028\\u003c\"");
 }
 
+// Compact values are written through a buffer of their own (a short string byte by byte, a
+// long one 16 bytes at a time, escapes by the general writer): a string member or element is
+// written exactly as append_json_string writes the string alone, at any length and position.
+TEST(Json, WritesStringsInValuesAsAlone) {
+  for (bool html : {false, true}) {
+    for (int b : {0, 1, int{'\n'}, int{'"'}, int{'\\'}, int{'<'}, int{'&'}, int{'z'}, 0x7f, 0x80,
+                  0xc3, 0xe2, 0xff}) {
+      for (std::size_t len = 1; len < 40; ++len) {
+        std::string str(len, 'k');
+        str[len / 2] = static_cast<char>(b);
+        Document d(rapidjson::kObjectType);
+        Value list(rapidjson::kArrayType);
+        list.PushBack(make_string(str, d.GetAllocator()), d.GetAllocator());
+        list.PushBack(Value(static_cast<std::int64_t>(-9223372036854775807LL - 1)),
+                      d.GetAllocator());
+        d.AddMember(make_string(str, d.GetAllocator()), list, d.GetAllocator());
+        std::string alone;
+        append_json_string(alone, str, html);
+        EXPECT_EQ(to_json(d, JsonWriteOptions{.escape_html = html}),
+                  "{" + alone + ":[" + alone + ",-9223372036854775808]}")
+            << "byte " << b << " length " << len << " html " << html;
+      }
+    }
+  }
+}
+
+TEST(Json, AppendsCompactValuesOfAnySizeAfterWhatIsThere) {
+  Document d(rapidjson::kArrayType);
+  std::string want = "[";
+  for (int i = 0; i < 20000; ++i) {
+    std::string item = "item-" + std::to_string(i) + (i % 7 == 0 ? "\"q\"" : "");
+    d.PushBack(make_string(item, d.GetAllocator()), d.GetAllocator());
+    d.PushBack(Value(static_cast<std::uint64_t>(18446744073709551615ULL - i)), d.GetAllocator());
+    d.PushBack(Value(0.5 + i), d.GetAllocator());
+    if (i != 0) want += ',';
+    append_json_string(want, item);
+    want += "," + std::to_string(18446744073709551615ULL - i) + ",";
+    want += to_json(Value(0.5 + i));
+  }
+  want += "]";
+  EXPECT_EQ(to_json(d), want);
+  std::string out = "prefix:";
+  out.reserve(1 << 20);  // spare capacity beyond what is written
+  append_json(out, d);
+  append_json(out, Value(true));
+  EXPECT_EQ(out, "prefix:" + want + "true");
+}
+
 TEST(Json, PrettyPrintsWithTwoSpaces) {
   EXPECT_EQ(to_pretty_json(json(R"({"a":[1,{}],"b":{}})")),
             "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": {}\n}");

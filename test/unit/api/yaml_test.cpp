@@ -327,6 +327,17 @@ TEST(ReusableYaml, RereadsOneLineValuesAndDeclinesEverythingElse) {
   EXPECT_EQ(check_reread(*base, with("  empty:", "  empty: x")), R::kNotReusable);
   EXPECT_EQ(check_reread(*base, b + "x: 1\n"), R::kNotReusable);
   EXPECT_EQ(check_reread(*base, b.substr(0, b.size() - 1)), R::kNotReusable);
+  // Equal runs are skipped whole: changes far apart (the first value, one in the middle, the
+  // last line), longer and shorter than before, are all found.
+  std::string three = with("hello-1", "h");
+  three.replace(three.find("- --a"), 5, "- --a-much-longer-argument-than-before");
+  three.replace(three.find("n: 1"), 4, "n: 123456789012345678");
+  EXPECT_EQ(check_reread(*base, three), R::kChanged);
+  std::string text_and_line = with("n: 1", "n: 2");
+  text_and_line.replace(text_and_line.find("    line"), 8, "    lone");
+  EXPECT_EQ(check_reread(*base, text_and_line), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, b.substr(0, b.size() - 5)), R::kNotReusable);
+  EXPECT_EQ(check_reread(*base, with("n: 1\n", "n: 1\n\n")), R::kNotReusable);
 }
 
 TEST(ReusableYaml, DuplicateAndMergeKeysAreNeverRereadByLine) {

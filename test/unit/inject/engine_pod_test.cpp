@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "api/json.hpp"
+#include "api/json_patch.hpp"
 #include "api/strategic_merge.hpp"
 #include "engine_test_support.hpp"
 #include "operator/inject/injector.hpp"
@@ -149,6 +150,37 @@ TEST(EngineInject, MalformedPodIsAFailureValue) {
     EXPECT_EQ(r.outcome, Outcome::kFailed) << text;
     EXPECT_EQ(r.failure_type, "invalid_pod") << text;
   }
+}
+
+// The engine reads the request's pod in place when it is already in decoded form (no
+// managedFields, its namespace set) and a copy it completes otherwise: the same pod either way
+// gives the same answer, and the patch applies to the pod as sent.
+TEST(EngineInject, APodAsSentAndItsDecodedFormGetTheSameAnswer) {
+  auto s = tiny_snapshot();
+  ASSERT_TRUE(s);
+  const std::string spec = R"("spec":{"containers":[{"name":"app","image":"i"}]})";
+  api::Document decoded = json(R"({"metadata":{"name":"p","namespace":"default"},)" + spec + "}");
+  PodRequest req;
+  req.pod = &decoded;
+  req.ns = "default";
+  InjectResult want = inject(*s, req);
+  ASSERT_EQ(want.outcome, Outcome::kInjected) << want.message;
+  for (std::string text :
+       {R"({"metadata":{"name":"p","managedFields":[{"manager":"m"}],"namespace":"default"},)",
+        R"({"metadata":{"name":"p"},)", R"({"metadata":{"name":"p","namespace":""},)"}) {
+    api::Document sent = json(text + spec + "}");
+    req.pod = &sent;
+    InjectResult got = inject(*s, req);
+    ASSERT_EQ(got.outcome, Outcome::kInjected) << text << got.message;
+    EXPECT_EQ(api::to_json(got.pod), api::to_json(want.pod)) << text;
+    api::Document applied;
+    applied.CopyFrom(sent, applied.GetAllocator());
+    auto patch = api::parse_json(got.patch);
+    ASSERT_TRUE(patch.ok()) << patch.message();
+    ASSERT_TRUE(api::apply_json_patch(applied, *patch).ok()) << text;
+  }
+  EXPECT_EQ(api::to_json(decoded), R"({"metadata":{"name":"p","namespace":"default"},)" + spec +
+                                       "}");  // read, not changed
 }
 
 TEST(EngineInject, OpenShiftTakesProxyIdsFromNamespaceRanges) {

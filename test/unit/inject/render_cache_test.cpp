@@ -31,6 +31,24 @@ TEST(RenderCache, AHitIsTheDocumentStoredForTheSameNamespaceTemplateAndText) {
   EXPECT_EQ(cache.stats().misses, 1u);
 }
 
+// What the inserter says about the document's keys comes back with it, re-read or not.
+TEST(RenderCache, TheInsertersPlainFlagComesBackWithTheParse) {
+  RenderCache cache;
+  cache.insert("default", "sidecar", parse("spec:\n  a: 1\n"), true);
+  cache.insert("default", "other", parse("spec:\n  a: 1\n"));
+  bool plain = false;
+  ASSERT_NE(cache.find("default", "sidecar", "spec:\n  a: 1\n", &plain), nullptr);
+  EXPECT_TRUE(plain);
+  plain = false;
+  ASSERT_NE(cache.find("default", "sidecar", "spec:\n  a: 2\n", &plain), nullptr);  // re-read
+  EXPECT_TRUE(plain);
+  ASSERT_NE(cache.find("default", "other", "spec:\n  a: 2\n", &plain), nullptr);
+  EXPECT_FALSE(plain);
+  plain = true;
+  EXPECT_EQ(cache.find("default", "sidecar", "spec:\n  b:\n  - 1\n", &plain), nullptr);
+  EXPECT_TRUE(plain);  // a miss leaves it alone
+}
+
 // The memoized answer for a text that differs in a value is the document a fresh parse gives.
 TEST(RenderCache, ATextDifferingInValuesIsReadAgainAndEqualsAFreshParse) {
   RenderCache cache;

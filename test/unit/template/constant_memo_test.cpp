@@ -3,7 +3,9 @@
 #include "operator/template/constant_memo.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -132,6 +134,98 @@ TEST(ConstantMemo, AnotherTemplatesMemoIsIgnored) {
   EXPECT_EQ(*a.tmpl->execute(root(values(), "p"), o), "proxyv2");
   Value other = json_data(R"({"image": "other"})");
   EXPECT_EQ(*b.tmpl->execute(root(other, "p"), o), "other");
+}
+
+// Keyed reads: root data {"Values": values, "Ann": ann} where the memo takes `index .Ann "k"`
+// for a read of one key of .Ann, a map[string]string like a pod's annotations (nil when
+// `ann` is null).
+Value keyed_root(const Value& values, const std::optional<std::vector<StringMap::Entry>>& ann) {
+  auto m = std::make_shared<Map>();
+  if (ann) {
+    auto sm = std::make_shared<StringMap>();
+    for (const auto& [k, v] : *ann)
+      sm->set(k, v);
+    m->set("Ann", Value::string_map(std::move(sm)));
+  } else {
+    m->set("Ann", Value::typed_nil(Kind::kStringMap));
+  }
+  m->set("Values", values);
+  return Value::map(std::move(m));
+}
+
+using Ann = std::optional<std::vector<StringMap::Entry>>;
+Ann ann(std::initializer_list<StringMap::Entry> entries) {
+  return std::vector<StringMap::Entry>(entries);
+}
+
+struct KeyedMemoized {
+  std::shared_ptr<const Template> tmpl;
+  std::unique_ptr<ConstantMemo> memo;
+
+  explicit KeyedMemoized(std::string_view text) {
+    auto t = Template::parse("t", text);
+    EXPECT_TRUE(t.ok()) << t.message();
+    tmpl = *t;
+    memo = std::make_unique<ConstantMemo>(*tmpl, std::vector<std::string>{"Values"},
+                                          default_pure_functions(),
+                                          std::vector<KeyedRead>{{"index", {"Ann"}, {"Ann"}}});
+  }
+  std::string run(const Value& data, bool with_memo = true) const {
+    ExecOptions o;
+    if (with_memo) o.memo = memo.get();
+    auto out = tmpl->execute(data, o);
+    return out.ok() ? "OK " + *out : "ERR " + out.message();
+  }
+};
+
+constexpr std::string_view kKeyedTemplate =
+    R"({{ index .Ann "a" | default .Values.s | upper }}|{{ if index .Ann "b" }}B{{ end }}|)"
+    R"({{ (index .Ann "a") }}|{{ index .Ann "c" | len }}|{{ with index .Ann "a" }}{{ . }}{{ end }})";
+
+TEST(ConstantMemo, KeyedReadsGiveTheAnswersOfAnExecutionWithoutTheMemo) {
+  KeyedMemoized m(kKeyedTemplate);
+  ASSERT_TRUE(m.memo->enabled());
+  const std::vector<Ann> anns = {ann({}),           ann({{"a", "x"}}),
+                                 std::nullopt,      ann({{"b", "y"}}),
+                                 ann({{"z", "1"}}), ann({{"a", "q"}, {"b", "r"}}),
+                                 ann({}),           ann({{"c", "long"}})};
+  for (std::size_t i = 0; i < anns.size(); ++i) {
+    Value data = keyed_root(values(), anns[i]);
+    EXPECT_EQ(m.run(data), m.run(data, false)) << i;
+  }
+  EXPECT_EQ(m.run(keyed_root(values(), ann({{"b", "y"}}))), "OK STR|B||0|");
+  EXPECT_EQ(m.run(keyed_root(values(), ann({{"a", "x"}}))), "OK X||x|0|x");
+  EXPECT_EQ(m.run(keyed_root(values(), ann({{"c", "long"}}))), "OK STR|||4|");
+}
+
+TEST(ConstantMemo, KeyedReadsAreRememberedOnlyForExecutionsWithoutTheirKeys) {
+  KeyedMemoized m(R"({{ index .Ann "a" }})");
+  // A pod with the key: evaluated, nothing remembered.
+  EXPECT_EQ(m.run(keyed_root(values(), ann({{"a", "x"}}))), "OK x");
+  EXPECT_EQ(m.memo->filled(), 0u);
+  // Breaking the promise shows what is remembered: a generic map gives nil for a key it lacks
+  // where a map[string]string gives "".
+  Value generic = json_data(R"({"Values": {}, "Ann": {"b": "1"}})");
+  EXPECT_EQ(m.run(generic), "OK <no value>");
+  EXPECT_EQ(m.memo->filled(), 1u);
+  // Remembered for every execution without "a" (a nil map, other keys)...
+  EXPECT_EQ(m.run(keyed_root(values(), ann({}))), "OK <no value>");
+  EXPECT_EQ(m.run(keyed_root(values(), std::nullopt)), "OK <no value>");
+  EXPECT_EQ(m.run(keyed_root(values(), ann({{"b", "1"}}))), "OK <no value>");
+  EXPECT_EQ(m.run(keyed_root(values(), ann({{"b", "1"}})), false), "OK ");
+  // ...and never for one with it.
+  EXPECT_EQ(m.run(keyed_root(values(), ann({{"a", "y"}}))), "OK y");
+}
+
+TEST(ConstantMemo, KeyedReadsOnlyAsDeclared) {
+  // Another map, a variable key, a key that is not a literal, a call inside `with` (dot is
+  // not the root there): none is a keyed read, so nothing but .Values.s is constant.
+  KeyedMemoized m(R"({{ index .Values "s" }}{{ $k := "a" }}{{ index .Ann $k }})"
+                  R"({{ index .Ann .Values.s }}{{ with .Ann }}{{ index . "a" }}{{ end }})");
+  // .Values and its pipeline, the pipeline of "a", .Values.s.
+  EXPECT_EQ(m.memo->constant_expressions(), 4u);
+  KeyedMemoized keyed(R"({{ index .Ann "a" }})");
+  EXPECT_EQ(keyed.memo->constant_expressions(), 1u);
 }
 
 }  // namespace
