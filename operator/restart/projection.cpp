@@ -34,14 +34,15 @@ rapidjson::Value pick(const rapidjson::Value& from, std::initializer_list<std::s
   return out;
 }
 
-// Adds to `out` the owner references of `meta` as the ownership walk reads them (blockOwnerDeletion
-// dropped), when it has any.
-void add_owner_references(const rapidjson::Value& meta, rapidjson::Value& out, Allocator& a) {
+// Adds to `out` the owner references of `meta` (their members `names`, when present), when it
+// has any.
+void add_owner_references(const rapidjson::Value& meta, rapidjson::Value& out, Allocator& a,
+                          std::initializer_list<std::string_view> names) {
   const rapidjson::Value* refs = api::find_member(meta, "ownerReferences");
   if (refs == nullptr || !refs->IsArray()) return;
   rapidjson::Value kept(rapidjson::kArrayType);
   for (const rapidjson::Value& r : refs->GetArray())
-    kept.PushBack(pick(r, {"apiVersion", "kind", "name", "uid", "controller"}, a), a);
+    kept.PushBack(pick(r, names, a), a);
   out.AddMember("ownerReferences", kept, a);
 }
 
@@ -81,17 +82,24 @@ void project_workload(rapidjson::Document& object, std::string_view api_version,
   rapidjson::Value* meta = api::find_member(object, "metadata");
   if (meta == nullptr || !meta->IsObject()) return;
   if (kind == "ReplicaSet" && has_controller(*meta)) {
-    // Only a link from its pods to its Deployment: what the ownership walk reads.
+    // Only a link from its pods to its Deployment: what the ownership walk reads (its uid, its
+    // owners' uids and which is the controller; cluster_plan Owners, the restarts executor's
+    // OwnedIndex), its key and version (the store) and its kind (the planners and OwnedIndex
+    // tell workloads apart by kind). A controlled workload is never a plan target, so nothing
+    // names it in a patch or an Event: no apiVersion, and its references keep no apiVersion,
+    // kind or name (no builder maps a ReplicaSet to its owner: the restarts controller is a
+    // singleton).
     rapidjson::Document out(rapidjson::kObjectType);
     auto& a = out.GetAllocator();
-    out.AddMember("apiVersion", api::make_string(api_version, a), a);
     out.AddMember("kind", api::make_string(kind, a), a);
     rapidjson::Value m = pick(*meta, {"name", "namespace", "uid", "resourceVersion"}, a);
-    add_owner_references(*meta, m, a);
+    add_owner_references(*meta, m, a, {"uid", "controller"});
     out.AddMember("metadata", m, a);
     object.Swap(out);
     return;
   }
+  // No planner, rollout follower or executor reads a workload's creation time (only its pods').
+  meta->RemoveMember("creationTimestamp");
   // The deployment controller's bookkeeping (deployment.kubernetes.io/revision, ...).
   if (rapidjson::Value* ann = api::find_member(*meta, "annotations");
       ann != nullptr && ann->IsObject()) {
@@ -129,7 +137,8 @@ void project_pod(rapidjson::Document& pod) {
       *meta,
       {"name", "namespace", "resourceVersion", "creationTimestamp", "deletionTimestamp", "labels"},
       a);
-  add_owner_references(*meta, m, a);
+  // blockOwnerDeletion dropped; the rest maps a pod to its owner (runtime::owner_keys).
+  add_owner_references(*meta, m, a, {"apiVersion", "kind", "name", "uid", "controller"});
   if (const rapidjson::Value* ann = api::find_member(*meta, "annotations");
       ann != nullptr && ann->IsObject()) {
     rapidjson::Value kept =

@@ -35,14 +35,15 @@ void project_node(rapidjson::Document& node);
 void project_whole(rapidjson::Document& object, std::string_view api_version,
                    std::string_view kind);
 // A workload of the restart planner's watches (reconcilers/watches.cpp every()): project_whole,
-// less what no planner, rollout follower or executor reads: the deployment.kubernetes.io/
-// annotations, the conditions' lastUpdateTime and lastTransitionTime, and the message of a
-// condition whose status is True (only a False or Unknown one's is read). A ReplicaSet that a
-// controller owns (a Deployment's) is only a link from its pods to that controller: its
-// metadata.{name,namespace,uid,resourceVersion,ownerReferences} are kept (the references without
-// blockOwnerDeletion), no spec or status
-// (the plan and the rollout read its Deployment's). A plan over projected workloads equals the
-// plan over the whole ones (projection_test).
+// less what no planner, rollout follower or executor reads: metadata.creationTimestamp, the
+// deployment.kubernetes.io/ annotations, the conditions' lastUpdateTime and lastTransitionTime,
+// and the message of a condition whose status is True (only a False or Unknown one's is read).
+// A ReplicaSet that a controller owns (a Deployment's) is only a link from its pods to that
+// controller: its kind and metadata.{name,namespace,uid,resourceVersion,ownerReferences} are
+// kept, the references as {uid, controller} (the ownership walk reads nothing else of them), no
+// apiVersion, spec or status (a controlled workload is never a plan target; the plan and the
+// rollout read its Deployment's). A plan over projected workloads equals the plan over the
+// whole ones (projection_test).
 void project_workload(rapidjson::Document& object, std::string_view api_version,
                       std::string_view kind);
 

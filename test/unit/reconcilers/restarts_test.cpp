@@ -483,8 +483,14 @@ class RestartsPass : public ::testing::Test {
   kube::fake::FakeApiServer server_{io_};
   std::shared_ptr<kube::Client> client_;
   metrics::Registry registry_;
-  runtime::Store namespaces_, webhooks_, iops_, deployments_, replica_sets_, empty_, pdbs_,
-      config_maps_, nodes_;
+  runtime::Store namespaces_, webhooks_, iops_, empty_, pdbs_, config_maps_, nodes_;
+  // As `meshop run` keeps workloads (watches::every): projected, an owned ReplicaSet only the
+  // link from its pods to its Deployment; the executor's readers (OwnedIndex, the rollout
+  // follower) read those.
+  runtime::Store deployments_{watches::every(kube::resources::kDeployments).projection,
+                              watches::every(kube::resources::kDeployments).shared_paths};
+  runtime::Store replica_sets_{watches::every(kube::resources::kReplicaSets).projection,
+                               watches::every(kube::resources::kReplicaSets).shared_paths};
   // As `meshop run` keeps pods: projected, a controlled pod a record (api/record.hpp) whose base
   // its siblings share; the executor's readers (readiness, creation time, health) read those.
   runtime::Store pods_{watches::pods().projection, watches::pods().shared_paths};

@@ -59,6 +59,8 @@ rapidjson::Document api_pod(const std::string& json, const std::string& ns, cons
 const std::vector<std::string> kPodStorePaths = {
     "/0", "/0/metadata/annotations", "/0/spec", "/0/status",
     "/3", "/metadata/annotations",   "/spec",   "/status"};
+// reconcilers/watches.cpp every()'s.
+const std::vector<std::string> kWorkloadStorePaths = {"/metadata/labels", "/spec", "/status"};
 
 // Whatever of a pod the executor reads changes its record, and the readers see the change:
 // a new resourceVersion, a deletionTimestamp, the Ready condition, a container's restarts.
@@ -246,16 +248,19 @@ TEST(ProjectPod, PlanOverProjectedPodsAndWorkloadsIsThePlanOverWholeOnes) {
       rapidjson::Document dep = parse(d);
       auto& a = dep.GetAllocator();
       dep["metadata"].AddMember("uid", api::make_string(w.name, a), a);
+      dep["metadata"].AddMember("creationTimestamp", "2026-12-01T09:00:00Z", a);
       dep["metadata"].AddMember("annotations", rapidjson::Value(parse(kDeploymentAnnotations), a),
                                 a);
       dep.AddMember("status", rapidjson::Value(parse(kDeploymentStatus), a), a);
       view.workloads.push_back(std::move(dep));
-      rapidjson::Document rs =
-          parse(R"({"kind":"ReplicaSet","metadata":{"name":")" + w.name + R"(-rs","namespace":")" +
-                w.ns + R"(","uid":")" + w.name +
-                R"(-rs","annotations":{"deployment.kubernetes.io/revision":"1"},
-          "ownerReferences":[{"kind":"Deployment","uid":")" +
-                w.name + R"(","controller":true}]},"spec":{"replicas":2,"template":{"metadata":{
+      rapidjson::Document rs = parse(
+          R"({"kind":"ReplicaSet","metadata":{"name":")" + w.name + R"(-rs","namespace":")" + w.ns +
+          R"(","uid":")" + w.name +
+          R"(-rs","creationTimestamp":"2026-12-01T09:00:01Z",
+          "annotations":{"deployment.kubernetes.io/revision":"1"},
+          "ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":")" +
+          w.name + R"(","uid":")" + w.name +
+          R"(","controller":true,"blockOwnerDeletion":true}]},"spec":{"replicas":2,"template":{"metadata":{
           "labels":{"app":"x"}},"spec":{"containers":[{"name":"app","image":"app:1"}]}}},
           "status":{"replicas":2,"readyReplicas":2}})");
       view.workloads.push_back(std::move(rs));
@@ -273,7 +278,10 @@ TEST(ProjectPod, PlanOverProjectedPodsAndWorkloadsIsThePlanOverWholeOnes) {
         copy.CopyFrom(w, copy.GetAllocator());
         const std::string kind = api::string_at(w, {"kind"});
         project_workload(copy, "apps/v1", kind);
-        out.workloads.push_back(std::move(copy));
+        if (parts != nullptr)  // as the workload stores keep them
+          out.workloads.push_back(runtime::compact_object(copy, *parts, kWorkloadStorePaths));
+        else
+          out.workloads.push_back(std::move(copy));
       }
       for (const rapidjson::Value& p : view.pods) {
         rapidjson::Document copy;
@@ -349,7 +357,8 @@ TEST(ProjectWorkload, DropsOnlyWhatNobodyReads) {
         "/status/conditions/1/reason"})
     EXPECT_NE(api::find(d, kept), nullptr) << kept;
   for (const char* dropped :
-       {"/metadata/managedFields", "/metadata/annotations/deployment.kubernetes.io~1revision",
+       {"/metadata/managedFields", "/metadata/creationTimestamp",
+        "/metadata/annotations/deployment.kubernetes.io~1revision",
         "/status/conditions/0/lastUpdateTime", "/status/conditions/1/lastTransitionTime",
         "/status/conditions/1/message"})
     EXPECT_EQ(api::find(d, dropped), nullptr) << dropped;
@@ -396,10 +405,38 @@ TEST(ProjectWorkload, AnOwnedReplicaSetIsOnlyALinkAndAnOwnerlessOneStaysWhole) {
   rapidjson::Document owned = parse(rs);
   project_workload(owned, "apps/v1", "ReplicaSet");
   EXPECT_EQ(api::to_json(owned),
-            R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"w-1",)"
+            R"({"kind":"ReplicaSet","metadata":{"name":"w-1",)"
             R"("namespace":"ns-a","uid":"rs-1","resourceVersion":"5","ownerReferences":[{)"
-            R"("apiVersion":"apps/v1","kind":"Deployment","name":"w","uid":"d-1",)"
-            R"("controller":true}]}})");
+            R"("uid":"d-1","controller":true}]}})");
+  // What the ownership walk and the store read of it.
+  EXPECT_EQ(controller_uid(owned), "d-1");
+  EXPECT_EQ(runtime::object_key(owned), "ns-a/w-1");
+  EXPECT_EQ(runtime::uid_of(owned), "rs-1");
+  EXPECT_EQ(runtime::resource_version_of(owned), "5");
+  // A new version (a relabel, a scale: its resourceVersion) is a changed link.
+  std::string moved = rs;
+  moved.replace(moved.find(R"("resourceVersion":"5")"), 21, R"("resourceVersion":"6")");
+  rapidjson::Document owned_again = parse(moved);
+  project_workload(owned_again, "apps/v1", "ReplicaSet");
+  EXPECT_EQ(runtime::resource_version_of(owned_again), "6");
+  // Adopted by another controller (its uid): the walk follows the new one.
+  std::string adopted = rs;
+  adopted.replace(adopted.find(R"("uid":"d-1")"), 11, R"("uid":"d-2")");
+  rapidjson::Document owned_by_other = parse(adopted);
+  project_workload(owned_by_other, "apps/v1", "ReplicaSet");
+  EXPECT_EQ(controller_uid(owned_by_other), "d-2");
+  {
+    ObjectList workloads;
+    workloads.push_back(parse(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{
+        "name":"w","namespace":"ns-a","uid":"d-1"}})"));
+    workloads.push_back(std::move(owned));
+    const Owners owners(workloads);
+    rapidjson::Document p =
+        api_pod(pod("w-1-a", "default", "hub/proxyv2:1.0"), "ns-a", "p", "rs-1");
+    project_pod(p);
+    ASSERT_NE(owners.top_of(p), nullptr);
+    EXPECT_EQ(runtime::name_of(*owners.top_of(p)), "w") << "pod -> link -> Deployment";
+  }
   rapidjson::Document ownerless = parse(rs);
   ownerless["metadata"].RemoveMember("ownerReferences");
   project_workload(ownerless, "apps/v1", "ReplicaSet");
