@@ -59,6 +59,7 @@
 #include "operator/runtime/cache.hpp"
 #include "operator/runtime/cached_reader.hpp"
 #include "operator/runtime/clock.hpp"
+#include "operator/runtime/heap.hpp"
 #include "operator/runtime/kube_source.hpp"
 #include "operator/runtime/manager.hpp"
 #include "operator/runtime/metrics.hpp"
@@ -110,6 +111,7 @@ asio::awaitable<void> detect_then_flag(std::shared_ptr<kube::Client> client,
 }
 
 int run_operator(const RunOptions& opts, Context& ctx) {
+  runtime::keep_large_blocks_off_the_heap();
   auto native = native_sidecars_setting(opts.native_sidecars, ctx.err);
   if (!native) return kExitUsage;
   auto host_port = webhook::split_host_port(opts.webhook_address);

@@ -44,4 +44,13 @@ HeapTrim trim_heap(std::size_t min_free) {
   return out;
 }
 
+bool keep_large_blocks_off_the_heap(std::size_t bytes) {
+#ifdef __GLIBC__
+  return mallopt(M_MMAP_THRESHOLD, static_cast<int>(bytes)) == 1;
+#else
+  (void)bytes;
+  return false;
+#endif
+}
+
 }  // namespace meshop::runtime

@@ -27,4 +27,13 @@ struct HeapTrim {
 // malloc_trim(0) when at least `min_free` bytes are free in the arenas.
 HeapTrim trim_heap(std::size_t min_free);
 
+// Blocks of at least `bytes` are mapped on their own, for the whole process (M_MMAP_THRESHOLD).
+// glibc's threshold is dynamic: it rises to the size of any mapped block freed, up to 32 MiB.
+// After meshop's first relist freed its multi-MiB page bodies, every later body, watch buffer
+// and chart render came from the heap, between the store's long-lived objects, and stayed there
+// as holes no trim can give back: a fresh `meshop run` at 100k pods held 102.7 MiB with the
+// dynamic threshold and 94.1 with a fixed 128 KiB (issue 13). Setting it also fixes it.
+// False where unsupported (not glibc) or refused.
+bool keep_large_blocks_off_the_heap(std::size_t bytes = std::size_t{128} << 10);
+
 }  // namespace meshop::runtime

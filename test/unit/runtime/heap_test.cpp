@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 namespace meshop::runtime {
 namespace {
 
@@ -41,6 +45,21 @@ TEST(Heap, TrimGivesFreedHolesBack) {
   ASSERT_GT(trim.rss_before, 0u);
   // Each 16 KiB hole holds at least three whole pages: 24 of its 32 MiB at least go back.
   EXPECT_LE(trim.rss_after + (std::size_t{12} << 20), trim.rss_before);
+}
+
+// A big block freed does not pull the next ones of its size into the heap.
+TEST(Heap, LargeBlocksStayMappedAfterOneIsFreed) {
+  ASSERT_TRUE(keep_large_blocks_off_the_heap());
+  constexpr std::size_t kBig = std::size_t{4} << 20;  // a relist page's body
+  auto mapped = [] { return mallinfo2().hblks; };
+  std::size_t before = mapped();
+  auto first = std::make_unique<char[]>(kBig);
+  EXPECT_EQ(mapped(), before + 1);
+  first.reset();  // glibc's dynamic threshold would now rise above 4 MiB
+  auto second = std::make_unique<char[]>(kBig);
+  EXPECT_EQ(mapped(), before + 1) << "the second 4 MiB block came from the heap";
+  auto small = std::make_unique<char[]>(std::size_t{64} << 10);
+  EXPECT_EQ(mapped(), before + 1) << "a 64 KiB block is under the threshold";
 }
 #endif
 
