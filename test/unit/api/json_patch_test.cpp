@@ -4,16 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "test/unit/api/json_text.hpp"
 #include "test/unit/api/random_json.hpp"
 
 namespace meshop::api {
 namespace {
 
-Document json(std::string_view text) {
-  auto d = parse_json(text);
-  EXPECT_TRUE(d.ok()) << d.message() << " in " << text;
-  return std::move(d).value();
-}
+using test_support::json;
 
 std::string apply(std::string_view doc, std::string_view patch) {
   Document d = json(doc);

@@ -4,16 +4,13 @@
 
 #include "api/go_format.hpp"
 #include "api/json_copy.hpp"
+#include "test/unit/api/json_text.hpp"
 #include "test/unit/api/random_json.hpp"
 
 namespace meshop::api {
 namespace {
 
-Document json(std::string_view text) {
-  auto d = parse_json(text);
-  EXPECT_TRUE(d.ok()) << d.message();
-  return std::move(d).value();
-}
+using test_support::json;
 
 TEST(Json, ParseErrorNamesLineColumnAndOffset) {
   auto d = parse_json("{\n  \"a\": 1\n  \"b\": 2}");

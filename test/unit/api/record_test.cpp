@@ -2,14 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "test/unit/api/json_text.hpp"
+
 namespace meshop::api {
 namespace {
 
-Document json(std::string_view text) {
-  auto d = parse_json(text);
-  EXPECT_TRUE(d.ok()) << d.message();
-  return std::move(d).value();
-}
+using test_support::json;
 
 constexpr std::string_view kPod =
     R"({"metadata":{"name":"web-1","namespace":"shop","resourceVersion":"7",

@@ -29,12 +29,13 @@ struct Memoized {
   std::shared_ptr<const Template> tmpl;
   std::unique_ptr<ConstantMemo> memo;
 
-  explicit Memoized(std::string_view text) {
+  // `keyed`: the reads at literal keys the memo may remember for the data without them.
+  explicit Memoized(std::string_view text, std::vector<KeyedRead> keyed = {}) {
     auto t = Template::parse("t", text);
     EXPECT_TRUE(t.ok()) << t.message();
     tmpl = *t;
     memo = std::make_unique<ConstantMemo>(*tmpl, std::vector<std::string>{"Values"},
-                                          default_pure_functions());
+                                          default_pure_functions(), keyed);
   }
   std::string run(const Value& data, bool with_memo = true) const {
     ExecOptions o;
@@ -158,24 +159,10 @@ Ann ann(std::initializer_list<StringMap::Entry> entries) {
   return std::vector<StringMap::Entry>(entries);
 }
 
-struct KeyedMemoized {
-  std::shared_ptr<const Template> tmpl;
-  std::unique_ptr<ConstantMemo> memo;
-
-  explicit KeyedMemoized(std::string_view text) {
-    auto t = Template::parse("t", text);
-    EXPECT_TRUE(t.ok()) << t.message();
-    tmpl = *t;
-    memo = std::make_unique<ConstantMemo>(*tmpl, std::vector<std::string>{"Values"},
-                                          default_pure_functions(),
-                                          std::vector<KeyedRead>{{"index", {"Ann"}, {"Ann"}}});
-  }
-  std::string run(const Value& data, bool with_memo = true) const {
-    ExecOptions o;
-    if (with_memo) o.memo = memo.get();
-    auto out = tmpl->execute(data, o);
-    return out.ok() ? "OK " + *out : "ERR " + out.message();
-  }
+// A memo that may remember `index .Ann "<key>"` for the data without that key.
+struct KeyedMemoized : Memoized {
+  explicit KeyedMemoized(std::string_view text)
+      : Memoized(text, std::vector<KeyedRead>{{"index", {"Ann"}, {"Ann"}}}) {}
 };
 
 constexpr std::string_view kKeyedTemplate =
