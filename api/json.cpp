@@ -23,8 +23,10 @@ namespace {
 // comparing, destroying) must stay within the stack. Kubernetes objects nest a few dozen deep.
 constexpr int kMaxJsonDepth = 10000;
 
-bool too_deep(std::string_view text) {
+// The deepest nesting of arrays and objects in `text`, counted up to kMaxJsonDepth + 1.
+int nesting_depth(std::string_view text) {
   int depth = 0;
+  int deepest = 0;
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
@@ -37,13 +39,18 @@ bool too_deep(std::string_view text) {
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) return true;
+      if (++depth > deepest && (deepest = depth) > kMaxJsonDepth) return deepest;
     } else if (c == ']' || c == '}') {
       --depth;
     }
   }
-  return false;
+  return deepest;
 }
+
+// Up to this depth rapidjson's recursive parser (faster) runs: its stack use is a few hundred
+// bytes per level, well inside any thread's stack. Deeper documents, up to kMaxJsonDepth, take
+// the iterative parser, whose stack is on the heap.
+constexpr int kRecursiveParseDepth = 100;
 
 // Go's decoder keeps the last of duplicate member names. Objects are checked in
 // O(n log n) and only rebuilt when a duplicate exists (the apiserver never sends one).
@@ -58,6 +65,20 @@ void drop_duplicate_members(Value& v) {
     drop_duplicate_members(m.value);
   const rapidjson::SizeType n = v.MemberCount();
   if (n < 2) return;
+  if (n <= 16) {
+    // Small objects (nearly all of a pod's): every pair compared, no allocation.
+    bool any = false;
+    const auto* m = &*v.MemberBegin();
+    for (rapidjson::SizeType a = 1; a < n && !any; ++a)
+      for (rapidjson::SizeType b = 0; b < a; ++b)
+        if (m[a].name.GetStringLength() == m[b].name.GetStringLength() &&
+            std::memcmp(m[a].name.GetString(), m[b].name.GetString(),
+                        m[a].name.GetStringLength()) == 0) {
+          any = true;
+          break;
+        }
+    if (!any) return;
+  }
   std::vector<std::pair<std::string_view, rapidjson::SizeType>> names;
   names.reserve(n);
   rapidjson::SizeType i = 0;
@@ -82,7 +103,8 @@ void drop_duplicate_members(Value& v) {
 }  // namespace
 
 Result<Document> parse_json(std::string_view text) {
-  if (too_deep(text)) {
+  const int depth = nesting_depth(text);
+  if (depth > kMaxJsonDepth) {
     return Error{"invalid JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
   }
   // As encoding/json: bytes that are not UTF-8 read as U+FFFD (a rare slow path).
@@ -92,9 +114,13 @@ Result<Document> parse_json(std::string_view text) {
     text = coerced;
   }
   Document doc;
-  // Iterative parsing: nesting depth of untrusted input must not be bounded by the stack.
-  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag>(text.data(),
-                                                                                 text.size());
+  // Iterative parsing for deep documents: nesting depth of untrusted input must not be bounded
+  // by the stack. Both parsers accept the same texts and build the same document.
+  if (depth <= kRecursiveParseDepth)
+    doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.data(), text.size());
+  else
+    doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag>(text.data(),
+                                                                                   text.size());
   if (doc.HasParseError()) {
     std::size_t offset = doc.GetErrorOffset();
     std::size_t line = 1;

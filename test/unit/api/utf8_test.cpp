@@ -58,6 +58,19 @@ TEST(JsonDuplicates, TheLastOfDuplicateMembersIsKeptAsGoKeepsIt) {
   ASSERT_TRUE(many.ok());
   EXPECT_EQ(many->MemberCount(), 1000u);
   EXPECT_EQ(string_at(*many, {"k7"}), "last");
+  // At the edge of the small-object path (16 members: pairwise; 17: sorted), the duplicate
+  // first and last; names of one length that differ are all kept.
+  for (int members : {16, 17}) {
+    std::string text = "{\"aa\":0";
+    for (int i = 1; i < members - 1; ++i)
+      text += ",\"a" + std::string(1, static_cast<char>('b' + i)) + "\":" + std::to_string(i);
+    text += ",\"aa\":\"last\"}";
+    auto edge = parse_json(text);
+    ASSERT_TRUE(edge.ok()) << edge.message();
+    EXPECT_EQ(edge->MemberCount(), static_cast<unsigned>(members - 1)) << members;
+    EXPECT_EQ(string_at(*edge, {"aa"}), "last") << members;
+    EXPECT_EQ(api::to_json(*edge).rfind(R"("aa":"last"})"), api::to_json(*edge).size() - 12);
+  }
 }
 
 }  // namespace
