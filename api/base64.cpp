@@ -5,6 +5,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace meshop::api {
 
 namespace {
@@ -40,6 +44,43 @@ inline std::uint64_t load_be64(const unsigned char* p) {
   return w;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define MESHOP_BASE64_SSSE3 1
+// 12 bytes to 16 characters per step with SSSE3 (W. Muła's vectorized base64: byte shuffle,
+// two 16-bit multiplies to spread the four 6-bit values of each 3-byte group into bytes, and a
+// 16-entry shuffle table that maps each value's range to the offset of its character). Reads 16
+// bytes for each 12 used: the caller leaves 4 bytes of slack. Returns the bytes consumed.
+__attribute__((target("ssse3"))) std::size_t encode_ssse3(const unsigned char* in, std::size_t n,
+                                                          char* out) {
+  const __m128i shuffle = _mm_set_epi8(10, 11, 9, 10, 7, 8, 6, 7, 4, 5, 3, 4, 1, 2, 0, 1);
+  const __m128i offsets =
+      _mm_setr_epi8('a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
+                    '0' - 52, '0' - 52, '0' - 52, '+' - 62, '/' - 63, 'A', 0, 0);
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 12, out += 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+    v = _mm_shuffle_epi8(v, shuffle);
+    const __m128i hi =
+        _mm_mulhi_epu16(_mm_and_si128(v, _mm_set1_epi32(0x0fc0fc00)), _mm_set1_epi32(0x04000040));
+    const __m128i lo =
+        _mm_mullo_epi16(_mm_and_si128(v, _mm_set1_epi32(0x003f03f0)), _mm_set1_epi32(0x01000010));
+    const __m128i sixes = _mm_or_si128(hi, lo);  // one 6-bit value per byte
+    // 0..25 -> 13 ('A'), 26..51 -> 0 ('a' - 26), 52..61 -> 1..10, 62 -> 11, 63 -> 12.
+    __m128i range = _mm_subs_epu8(sixes, _mm_set1_epi8(51));
+    const __m128i upper = _mm_cmpgt_epi8(_mm_set1_epi8(26), sixes);
+    range = _mm_or_si128(range, _mm_and_si128(upper, _mm_set1_epi8(13)));
+    const __m128i chars = _mm_add_epi8(_mm_shuffle_epi8(offsets, range), sixes);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), chars);
+  }
+  return i;
+}
+
+bool have_ssse3() {
+  static const bool have = __builtin_cpu_supports("ssse3");
+  return have;
+}
+#endif
+
 }  // namespace
 
 std::string base64_encode(std::string_view data) {
@@ -50,6 +91,12 @@ std::string base64_encode(std::string_view data) {
   const auto* in = reinterpret_cast<const unsigned char*>(data.data());
   const std::size_t n = data.size();
   std::size_t i = 0;
+#ifdef MESHOP_BASE64_SSSE3
+  if (n >= 16 && have_ssse3()) {
+    i = encode_ssse3(in, n, o);
+    o += i / 3 * 4;
+  }
+#endif
   // 6 bytes (48 bits, four 12-bit pairs) per 8-byte load while 8 bytes can be read.
   for (; i + 8 <= n; i += 6, o += 8) {
     std::uint64_t w = load_be64(in + i);
