@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+
+#include "api/json_writer.hpp"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -321,148 +323,156 @@ void write(std::string& out, const Value& v, const JsonWriteOptions& o, int dept
   }
 }
 
-// Compact JSON (indent 0) written through a buffer on the stack: a byte costs a store, not a
-// size and capacity check, and the string receives the text in pieces of up to kBuffer bytes
-// (appends: no zero-filled window to make room first). What does not fit the buffer (a long
-// string) and the slow paths (escapes, floats) go to the string itself, after a flush.
-class Sink {
- public:
-  explicit Sink(std::string& out) : out_(out) {}
-  ~Sink() { flush(); }
-  Sink(const Sink&) = delete;
-  Sink& operator=(const Sink&) = delete;
+#if defined(__SANITIZE_ADDRESS__)
+#define MESHOP_JSON_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define MESHOP_JSON_SANITIZED 1
+#endif
+#endif
 
-  // Whether `n` bytes can be written at p_ (after a flush if need be).
-  bool need(std::size_t n) {
-    if (static_cast<std::size_t>(end_ - p_) >= n) return true;
-    flush();
-    return n <= kBuffer;
-  }
-  void put(char c) {
-    need(1);
-    *p_++ = c;
-  }
-  void put(std::string_view v) {
-    if (!need(v.size())) {
-      out_.append(v);
-      return;
-    }
-    std::memcpy(p_, v.data(), v.size());
-    p_ += v.size();
-  }
-  // Writes through `out` (the text so far flushed to it) for a slow path.
-  template <class F>
-  void through_string(F&& f) {
-    flush();
-    f(out_);
-  }
+// The length of `s` (shorter than 16 bytes) when none of its bytes needs escaping, else 0: one
+// 16-byte load when it stays within the page of s[0] (so it cannot fault), the bytes past the
+// end masked off. Short strings are most of a Kubernetes object's (names, keys, values).
+// *`block` receives the 16 bytes loaded. Not under a sanitizer, which sees the load as the read
+// past the end that it is (the byte loop serves there).
+#if defined(__SSE2__)
+std::size_t short_plain(std::string_view s, bool escape_html, __m128i* block) {
+#if !defined(MESHOP_JSON_SANITIZED)
+  if ((reinterpret_cast<std::uintptr_t>(s.data()) & 4095) > 4096 - 16) return 0;
+  __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data()));
+  __m128i bad = _mm_or_si128(
+      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+      _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+  if (escape_html)
+    bad = _mm_or_si128(bad, _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('<')),
+                                                      _mm_cmpeq_epi8(v, _mm_set1_epi8('>'))),
+                                         _mm_cmpeq_epi8(v, _mm_set1_epi8('&'))));
+  auto mask = static_cast<unsigned>(_mm_movemask_epi8(bad)) & ((1U << s.size()) - 1);
+  if (mask != 0) return 0;
+  *block = v;
+  return s.size();
+#else
+  (void)s;
+  (void)escape_html;
+  (void)block;
+  return 0;
+#endif
+}
+#endif
 
-  void string(std::string_view s, const unsigned char* cls, bool escape_html) {
-    if (!need(s.size() + 2)) {
-      through_string([&](std::string& out) { append_json_string_impl(out, s, escape_html); });
-      return;
-    }
-    char* p = p_;
-    *p++ = '"';
-    std::size_t i = 0;
-    if (s.size() >= 16) {
-      i = plain_prefix(s, 0, cls, escape_html);
-      std::memcpy(p, s.data(), i);
-      p += i;
-    } else {
-      for (; i < s.size(); ++i) {
-        auto c = static_cast<unsigned char>(s[i]);
-        if (cls[c] != 0) break;
-        *p++ = static_cast<char>(c);
-      }
-    }
-    if (i == s.size()) {
+}  // namespace
+
+JsonWriter::JsonWriter(std::string& out, bool escape_html)
+    : out_(out),
+      cls_(escape_html ? kByteClasses.html : kByteClasses.plain),
+      escape_html_(escape_html) {}
+
+void JsonWriter::string(std::string_view s) {
+  // Room for the quotes and, for a short string, the whole 16-byte block stored at once.
+  if (!need(std::max<std::size_t>(s.size(), 16) + 2)) {
+    through_string([&](std::string& out) { append_json_string_impl(out, s, escape_html_); });
+    return;
+  }
+  char* p = p_;
+  *p++ = '"';
+  std::size_t i = 0;
+  if (s.size() >= 16) {
+    i = plain_prefix(s, 0, cls_, escape_html_);
+    std::memcpy(p, s.data(), i);
+    p += i;
+  } else {
+#if defined(__SSE2__)
+    __m128i block;
+    if (!s.empty() && short_plain(s, escape_html_, &block) != 0) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p), block);
+      p += s.size();
       *p++ = '"';
       p_ = p;
       return;
     }
-    // Something to escape: the general writer, from the opening quote.
-    through_string([&](std::string& out) { append_json_string_impl(out, s, escape_html); });
+#endif
+    for (; i < s.size(); ++i) {
+      auto c = static_cast<unsigned char>(s[i]);
+      if (cls_[c] != 0) break;
+      *p++ = static_cast<char>(c);
+    }
   }
-
-  template <class Int>
-  void integer(Int v) {
-    need(24);
-    p_ = std::to_chars(p_, end_, v).ptr;
+  if (i == s.size()) {
+    *p++ = '"';
+    p_ = p;
+    return;
   }
+  // Something to escape: the general writer, from the opening quote.
+  through_string([&](std::string& out) { append_json_string_impl(out, s, escape_html_); });
+}
 
- private:
-  static constexpr std::size_t kBuffer = 2048;
+void JsonWriter::integer_value(const Value& v) {
+  need(24);
+  p_ = v.IsInt64() ? std::to_chars(p_, end_, v.GetInt64()).ptr
+                   : std::to_chars(p_, end_, v.GetUint64()).ptr;
+}
 
-  void flush() {
-    out_.append(buffer_, static_cast<std::size_t>(p_ - buffer_));
-    p_ = buffer_;
-  }
+void JsonWriter::float_value(double d) {
+  through_string([d](std::string& s) { append_go_json_float(s, d); });
+}
 
-  std::string& out_;
-  char buffer_[kBuffer];
-  char* p_ = buffer_;
-  char* end_ = buffer_ + kBuffer;
-};
-
-// write() for indent 0 into a Sink: the same bytes.
-void write_compact(Sink& out, const Value& v, const unsigned char* cls, bool escape_html) {
+// write() for indent 0: the same bytes.
+void JsonWriter::value(const Value& v) {
   switch (v.GetType()) {
     case rapidjson::kNullType:
-      out.put("null");
+      raw("null");
       return;
     case rapidjson::kFalseType:
-      out.put("false");
+      raw("false");
       return;
     case rapidjson::kTrueType:
-      out.put("true");
+      raw("true");
       return;
     case rapidjson::kStringType:
-      out.string(string_view_of(v), cls, escape_html);
+      string(string_view_of(v));
       return;
     case rapidjson::kNumberType:
-      if (v.IsInt64()) {
-        out.integer(v.GetInt64());
-      } else if (v.IsUint64()) {
-        out.integer(v.GetUint64());
+      if (v.IsInt64() || v.IsUint64()) {
+        integer_value(v);
       } else if (std::isfinite(v.GetDouble())) {
-        double d = v.GetDouble();
-        out.through_string([d](std::string& s) { append_go_json_float(s, d); });
+        float_value(v.GetDouble());
       } else {
-        out.put("null");
+        raw("null");
       }
       return;
     case rapidjson::kArrayType: {
-      out.put('[');
+      raw('[');
       bool first = true;
       for (const auto& e : v.GetArray()) {
-        if (!first) out.put(',');
+        if (!first) raw(',');
         first = false;
-        write_compact(out, e, cls, escape_html);
+        value(e);
       }
-      out.put(']');
+      raw(']');
       return;
     }
     case rapidjson::kObjectType: {
-      out.put('{');
+      raw('{');
       bool first = true;
       for (const auto& m : v.GetObject()) {
-        if (!first) out.put(',');
+        if (!first) raw(',');
         first = false;
-        out.string(string_view_of(m.name), cls, escape_html);
-        out.put(':');
-        write_compact(out, m.value, cls, escape_html);
+        string(string_view_of(m.name));
+        raw(':');
+        value(m.value);
       }
-      out.put('}');
+      raw('}');
       return;
     }
   }
 }
 
+namespace {
+
 void write_any(std::string& out, const Value& v, const JsonWriteOptions& o) {
   if (o.indent > 0) return write(out, v, o, 0);
-  Sink sink(out);
-  write_compact(sink, v, o.escape_html ? kByteClasses.html : kByteClasses.plain, o.escape_html);
+  JsonWriter(out, o.escape_html).value(v);
 }
 
 bool numbers_equal(const Value& a, const Value& b) {

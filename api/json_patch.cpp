@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "api/json_copy.hpp"
+#include "api/json_writer.hpp"
 
 namespace meshop::api {
 namespace {
@@ -177,7 +178,7 @@ void apply_one(Document& doc, const Value& op, std::size_t index) {
 class Differ {
  public:
   explicit Differ(Document& patch) : patch_(&patch), alloc_(&patch.GetAllocator()) {}
-  explicit Differ(std::string& text) : text_(&text) {}
+  explicit Differ(JsonWriter& text) : text_(&text) {}
 
   // `path` is the pointer of a and b; the recursion appends to it and restores it.
   void diff(const Value& a, const Value& b, std::string& path) {
@@ -189,16 +190,18 @@ class Differ {
  private:
   void emit(const char* op, const std::string& path, const Value* value) {
     if (text_ != nullptr) {
-      std::string& out = *text_;
-      out += out.size() == 1 ? "{\"op\":" : ",{\"op\":";
-      append_json_string(out, op);
-      out += ",\"path\":";
-      append_json_string(out, path);
+      JsonWriter& out = *text_;
+      // The op names need no escaping: written as the literal they are.
+      out.raw(first_ ? "{\"op\":\"" : ",{\"op\":\"");
+      first_ = false;
+      out.raw(op);
+      out.raw("\",\"path\":");
+      out.string(path);
       if (value != nullptr) {
-        out += ",\"value\":";
-        append_json(out, *value);
+        out.raw(",\"value\":");
+        out.value(*value);
       }
-      out.push_back('}');
+      out.raw('}');
       return;
     }
     Value o(rapidjson::kObjectType);
@@ -365,7 +368,8 @@ class Differ {
 
   Document* patch_ = nullptr;
   Allocator* alloc_ = nullptr;
-  std::string* text_ = nullptr;  // "[" and the operations written so far
+  JsonWriter* text_ = nullptr;  // has "[" and the operations written so far
+  bool first_ = true;
 };
 
 }  // namespace
@@ -392,10 +396,17 @@ Document create_json_patch(const Value& from, const Value& to) {
 }
 
 std::string create_json_patch_text(const Value& from, const Value& to) {
-  std::string text = "[";
-  std::string path;
-  Differ(text).diff(from, to, path);
-  text.push_back(']');
+  std::string text;
+  // An injection's patch is a few KiB: room for it at once, not by doubling from 15 bytes.
+  text.reserve(4096);
+  {
+    JsonWriter out(text);
+    out.raw('[');
+    std::string path;
+    path.reserve(128);
+    Differ(out).diff(from, to, path);
+    out.raw(']');
+  }
   return text;
 }
 

@@ -1,9 +1,14 @@
 #include "api/json.hpp"
 
+#include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "api/go_format.hpp"
 #include "api/json_copy.hpp"
+#include "api/json_writer.hpp"
 #include "test/unit/api/json_text.hpp"
 #include "test/unit/api/random_json.hpp"
 
@@ -105,6 +110,57 @@ TEST(Json, WritesStringsInValuesAsAlone) {
       }
     }
   }
+}
+
+// A short string is checked with one 16-byte load when that stays within its page; a string
+// that ends just before an unreadable page is read byte by byte, not past its end (the next
+// page here faults on any read).
+TEST(Json, WritesShortStringsThatEndAtAPageBoundary) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  void* mem = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  ASSERT_EQ(mprotect(static_cast<char*>(mem) + page, page, PROT_NONE), 0);
+  char* end = static_cast<char*>(mem) + page;
+  for (bool html : {false, true}) {
+    for (std::size_t len = 1; len < 16; ++len) {
+      for (char special : {'a', '"', '<', '\n'}) {
+        char* s = end - len;
+        std::memset(s, 'x', len);
+        s[len - 1] = special;
+        std::string_view str(s, len);
+        Value v(rapidjson::StringRef(s, static_cast<rapidjson::SizeType>(len)));
+        std::string alone;
+        append_json_string(alone, str, html);
+        EXPECT_EQ(to_json(v, JsonWriteOptions{.escape_html = html}), alone)
+            << "length " << len << " html " << html;
+      }
+    }
+  }
+  munmap(mem, 2 * page);
+}
+
+// JsonWriter writes the same bytes as append_json, around text of the caller's own.
+TEST(Json, WriterWritesValuesAsAppendJson) {
+  Document d = json(R"({"a":[1,-2,0.5,"x<y",true,null,{}],"long key with \"quotes\"":"\u2028"})");
+  std::string out = "pre";
+  {
+    JsonWriter w(out);
+    w.raw('[');
+    w.value(d);
+    w.raw(",\"raw\",");
+    w.string("a&b");
+    w.raw(std::string(5000, ' '));  // more than the writer's buffer at once
+    w.raw(']');
+  }
+  std::string want = "pre[";
+  append_json(want, d);
+  want += ",\"raw\",";
+  append_json_string(want, "a&b");
+  want += std::string(5000, ' ') + "]";
+  EXPECT_EQ(out, want);
+  std::string plain;
+  JsonWriter(plain, false).string("a&b");
+  EXPECT_EQ(plain, "\"a&b\"");
 }
 
 TEST(Json, AppendsCompactValuesOfAnySizeAfterWhatIsThere) {
