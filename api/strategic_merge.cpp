@@ -166,29 +166,49 @@ class Merger {
   // A patch value taken over as is: nulls dropped (IgnoreUnmatchedNulls), directive maps
   // dropped (removeDirectives). Returns false when the value itself is a directive map.
   bool clean_copy(const Value& src, Value& dst, bool discard_nulls) {
-    if (src.IsObject()) {
-      if (find_member(src, kDirective) != nullptr) return false;
-      dst.SetObject();
-      for (const auto& m : src.GetObject()) {
-        if (discard_nulls && m.value.IsNull()) continue;
-        Value v;
-        if (clean_copy(m.value, v, discard_nulls)) dst.AddMember(Value(m.name, alloc_), v, alloc_);
-      }
-      return true;
-    }
-    if (src.IsArray()) {
-      dst.SetArray();
-      for (const auto& e : src.GetArray()) {
-        Value v;
-        if (clean_copy(e, v, discard_nulls)) dst.PushBack(v, alloc_);
-      }
-      return true;
-    }
-    copy_json(dst, src, alloc_);
+    if (is_directive_map(src)) return false;
+    copy_clean(src, dst, discard_nulls);
     return true;
   }
 
  private:
+  static bool is_directive_map(const Value& v) {
+    return v.IsObject() && find_member(v, kDirective) != nullptr;
+  }
+
+  // clean_copy of a value that is not a directive map. Objects and arrays get exactly the
+  // members and elements they keep (counted first), as copy_json gives them.
+  void copy_clean(const Value& src, Value& dst, bool discard_nulls) {
+    if (src.IsObject()) {
+      auto kept = [&](const Value& v) {
+        return !(discard_nulls && v.IsNull()) && !is_directive_map(v);
+      };
+      rapidjson::SizeType n = 0;
+      for (const auto& m : src.GetObject())
+        n += kept(m.value) ? 1 : 0;
+      Value::Member* out = detail::RawValue::object(dst, n, alloc_);
+      for (const auto& m : src.GetObject()) {
+        if (!kept(m.value)) continue;
+        detail::copy_scalar(out->name, m.name, alloc_);
+        copy_clean(m.value, out->value, discard_nulls);
+        ++out;
+      }
+      return;
+    }
+    if (src.IsArray()) {
+      rapidjson::SizeType n = 0;
+      for (const auto& e : src.GetArray())
+        n += is_directive_map(e) ? 0 : 1;
+      Value* out = detail::RawValue::array(dst, n, alloc_);
+      for (const auto& e : src.GetArray()) {
+        if (is_directive_map(e)) continue;
+        copy_clean(e, *out++, discard_nulls);
+      }
+      return;
+    }
+    copy_json(dst, src, alloc_);
+  }
+
   [[noreturn]] static void fail(const std::string& path, const std::string& message) {
     throw MergeFailure{(path.empty() ? std::string("patch") : path) + ": " + message};
   }

@@ -306,6 +306,26 @@ TEST(JsonCopy, CopiesAsCopyFromDoes) {
   }
 }
 
+// Objects and arrays are copied at exactly their size, into whatever the destination held; the
+// copy owns its strings (it outlives its source) and grows like any value when edited.
+TEST(JsonCopy, CopiesAtExactSizeIntoAnyDestinationAndGrowsWhenEdited) {
+  Document dst = json(R"({"slot":{"old":[1,2,3]},"other":"x"})");
+  {
+    Document src = json(
+        R"({"name":"a name longer than sixteen bytes","short":"s","list":[{},[],"e",1.5,-1,null,true],"empty":{}})");
+    copy_json(dst["slot"], src, dst.GetAllocator());
+  }  // the source is gone
+  Value& slot = dst["slot"];
+  EXPECT_EQ(slot["list"].Capacity(), 7u);
+  slot.AddMember("added", Value(7), dst.GetAllocator());
+  slot["list"].PushBack(Value("pushed"), dst.GetAllocator());
+  slot["empty"].AddMember("k", Value(false), dst.GetAllocator());
+  slot.EraseMember(slot.FindMember("short"));
+  EXPECT_EQ(
+      to_json(dst),
+      R"({"slot":{"name":"a name longer than sixteen bytes","list":[{},[],"e",1.5,-1,null,true,"pushed"],"empty":{"k":false},"added":7},"other":"x"})");
+}
+
 TEST(JsonCopy, ConstantStringsStayReferencesAndOthersAreCopied) {
   static const char kLiteral[] = "literal";
   Document src(rapidjson::kObjectType);
