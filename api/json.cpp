@@ -331,33 +331,17 @@ void write(std::string& out, const Value& v, const JsonWriteOptions& o, int dept
 #endif
 #endif
 
-// The length of `s` (shorter than 16 bytes) when none of its bytes needs escaping, else 0: one
-// 16-byte load when it stays within the page of s[0] (so it cannot fault), the bytes past the
-// end masked off. Short strings are most of a Kubernetes object's (names, keys, values).
-// *`block` receives the 16 bytes loaded. Not under a sanitizer, which sees the load as the read
-// past the end that it is (the byte loop serves there).
 #if defined(__SSE2__)
-std::size_t short_plain(std::string_view s, bool escape_html, __m128i* block) {
-#if !defined(MESHOP_JSON_SANITIZED)
-  if ((reinterpret_cast<std::uintptr_t>(s.data()) & 4095) > 4096 - 16) return 0;
-  __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data()));
+// The bytes of `v` that are not class 0 (see ByteClasses), one bit each.
+inline unsigned escape_mask(__m128i v, bool escape_html) {
   __m128i bad = _mm_or_si128(
       _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-      _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+      _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));  // and every byte >= 0x80
   if (escape_html)
     bad = _mm_or_si128(bad, _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('<')),
                                                       _mm_cmpeq_epi8(v, _mm_set1_epi8('>'))),
                                          _mm_cmpeq_epi8(v, _mm_set1_epi8('&'))));
-  auto mask = static_cast<unsigned>(_mm_movemask_epi8(bad)) & ((1U << s.size()) - 1);
-  if (mask != 0) return 0;
-  *block = v;
-  return s.size();
-#else
-  (void)s;
-  (void)escape_html;
-  (void)block;
-  return 0;
-#endif
+  return static_cast<unsigned>(_mm_movemask_epi8(bad));
 }
 #endif
 
@@ -368,43 +352,123 @@ JsonWriter::JsonWriter(std::string& out, bool escape_html)
       cls_(escape_html ? kByteClasses.html : kByteClasses.plain),
       escape_html_(escape_html) {}
 
-void JsonWriter::string(std::string_view s) {
-  // Room for the quotes and, for a short string, the whole 16-byte block stored at once.
-  if (!need(std::max<std::size_t>(s.size(), 16) + 2)) {
-    through_string([&](std::string& out) { append_json_string_impl(out, s, escape_html_); });
-    return;
-  }
-  char* p = p_;
-  *p++ = '"';
-  std::size_t i = 0;
-  if (s.size() >= 16) {
-    i = plain_prefix(s, 0, cls_, escape_html_);
-    std::memcpy(p, s.data(), i);
-    p += i;
-  } else {
+// Writes `s` quoted when none of its bytes needs escaping and it fits the buffer as it is;
+// otherwise writes nothing (p_ unchanged) and returns false. 16 bytes at a time, stored whole
+// (the buffer has room past the string). The last block of a string of 16 bytes or more is its
+// last 16 bytes (overlapping the block before); a shorter string is loaded in one block when
+// that stays within the page of its first byte, so the load cannot fault (not under a sanitizer,
+// which sees it as the read past the end that it is: the byte loop serves there).
+inline bool JsonWriter::plain_string(std::string_view s) {
+  const std::size_t n = s.size();
+  if (static_cast<std::size_t>(end_ - p_) < n + 18) return false;
+  char* p = p_ + 1;
+  const char* in = s.data();
 #if defined(__SSE2__)
-    __m128i block;
-    if (!s.empty() && short_plain(s, escape_html_, &block) != 0) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(p), block);
-      p += s.size();
-      *p++ = '"';
-      p_ = p;
-      return;
+  if (n >= 16) {
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+      if (escape_mask(v, escape_html_) != 0) return false;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p + i), v);
     }
+    if (i < n) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + n - 16));
+      if (escape_mask(v, escape_html_) != 0) return false;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p + n - 16), v);
+    }
+  } else if (n != 0) {
+#if !defined(MESHOP_JSON_SANITIZED)
+    if ((reinterpret_cast<std::uintptr_t>(in) & 4095) <= 4096 - 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
+      if ((escape_mask(v, escape_html_) & ((1U << n) - 1)) != 0) return false;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
+    } else
 #endif
-    for (; i < s.size(); ++i) {
-      auto c = static_cast<unsigned char>(s[i]);
-      if (cls_[c] != 0) break;
-      *p++ = static_cast<char>(c);
+    {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (cls_[static_cast<unsigned char>(in[i])] != 0) return false;
+        p[i] = in[i];
+      }
     }
   }
-  if (i == s.size()) {
-    *p++ = '"';
-    p_ = p;
-    return;
+#else
+  for (std::size_t i = 0; i < n; ++i) {
+    if (cls_[static_cast<unsigned char>(in[i])] != 0) return false;
+    p[i] = in[i];
   }
-  // Something to escape: the general writer, from the opening quote.
-  through_string([&](std::string& out) { append_json_string_impl(out, s, escape_html_); });
+#endif
+  p_[0] = '"';
+  p[n] = '"';
+  p_ = p + n + 1;
+  return true;
+}
+
+void JsonWriter::string(std::string_view s) {
+  if (!plain_string(s)) escaped_string(s);
+}
+
+// append_json_string_impl into the buffer: runs of plain bytes copied, the others escaped.
+void JsonWriter::escaped_string(std::string_view s) {
+  raw('"');
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const std::size_t j = plain_prefix(s, i, cls_, escape_html_);
+    raw(s.substr(i, j - i));
+    if (j == s.size()) break;
+    i = j;
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (cls_[c] == 1) {
+      escaped_ascii(c);
+      ++i;
+      continue;
+    }
+    const Rune r = decode_rune(s, i);
+    const auto width = static_cast<std::size_t>(r.width);
+    if (r.r == 0xFFFD && width == 1) {
+      raw("\\ufffd");
+    } else if (r.r == 0x2028 || r.r == 0x2029) {
+      raw(r.r == 0x2028 ? "\\u2028" : "\\u2029");
+    } else {
+      raw(s.substr(i, width));
+    }
+    i += width;
+  }
+  raw('"');
+}
+
+// append_escaped_ascii into the buffer.
+void JsonWriter::escaped_ascii(unsigned char c) {
+  need(6);
+  char* p = p_;
+  *p++ = '\\';
+  switch (c) {
+    case '"':
+    case '\\':
+      *p++ = static_cast<char>(c);
+      break;
+    case '\b':
+      *p++ = 'b';
+      break;
+    case '\f':
+      *p++ = 'f';
+      break;
+    case '\n':
+      *p++ = 'n';
+      break;
+    case '\r':
+      *p++ = 'r';
+      break;
+    case '\t':
+      *p++ = 't';
+      break;
+    default:
+      *p++ = 'u';
+      *p++ = '0';
+      *p++ = '0';
+      *p++ = kHex[c >> 4];
+      *p++ = kHex[c & 0xF];
+  }
+  p_ = p;
 }
 
 void JsonWriter::integer_value(const Value& v) {
@@ -430,7 +494,7 @@ void JsonWriter::value(const Value& v) {
       raw("true");
       return;
     case rapidjson::kStringType:
-      string(string_view_of(v));
+      if (!plain_string(string_view_of(v))) escaped_string(string_view_of(v));
       return;
     case rapidjson::kNumberType:
       if (v.IsInt64() || v.IsUint64()) {
@@ -458,7 +522,7 @@ void JsonWriter::value(const Value& v) {
       for (const auto& m : v.GetObject()) {
         if (!first) raw(',');
         first = false;
-        string(string_view_of(m.name));
+        if (!plain_string(string_view_of(m.name))) escaped_string(string_view_of(m.name));
         raw(':');
         value(m.value);
       }

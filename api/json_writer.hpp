@@ -63,6 +63,9 @@ class JsonWriter {
     flush();
     f(out_);
   }
+  bool plain_string(std::string_view s);
+  void escaped_string(std::string_view s);
+  void escaped_ascii(unsigned char c);
   void integer_value(const Value& v);
   void float_value(double d);
 

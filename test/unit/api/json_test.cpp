@@ -94,19 +94,21 @@ TEST(Json, WritesStringsInValuesAsAlone) {
     for (int b : {0, 1, int{'\n'}, int{'"'}, int{'\\'}, int{'<'}, int{'&'}, int{'z'}, 0x7f, 0x80,
                   0xc3, 0xe2, 0xff}) {
       for (std::size_t len = 1; len < 40; ++len) {
-        std::string str(len, 'k');
-        str[len / 2] = static_cast<char>(b);
-        Document d(rapidjson::kObjectType);
-        Value list(rapidjson::kArrayType);
-        list.PushBack(make_string(str, d.GetAllocator()), d.GetAllocator());
-        list.PushBack(Value(static_cast<std::int64_t>(-9223372036854775807LL - 1)),
-                      d.GetAllocator());
-        d.AddMember(make_string(str, d.GetAllocator()), list, d.GetAllocator());
-        std::string alone;
-        append_json_string(alone, str, html);
-        EXPECT_EQ(to_json(d, JsonWriteOptions{.escape_html = html}),
-                  "{" + alone + ":[" + alone + ",-9223372036854775808]}")
-            << "byte " << b << " length " << len << " html " << html;
+        for (std::size_t at : {std::size_t{0}, len / 2, len - 1}) {
+          std::string str(len, 'k');
+          str[at] = static_cast<char>(b);
+          Document d(rapidjson::kObjectType);
+          Value list(rapidjson::kArrayType);
+          list.PushBack(make_string(str, d.GetAllocator()), d.GetAllocator());
+          list.PushBack(Value(static_cast<std::int64_t>(-9223372036854775807LL - 1)),
+                        d.GetAllocator());
+          d.AddMember(make_string(str, d.GetAllocator()), list, d.GetAllocator());
+          std::string alone;
+          append_json_string(alone, str, html);
+          EXPECT_EQ(to_json(d, JsonWriteOptions{.escape_html = html}),
+                    "{" + alone + ":[" + alone + ",-9223372036854775808]}")
+              << "byte " << b << " at " << at << " length " << len << " html " << html;
+        }
       }
     }
   }
@@ -161,6 +163,23 @@ TEST(Json, WriterWritesValuesAsAppendJson) {
   std::string plain;
   JsonWriter(plain, false).string("a&b");
   EXPECT_EQ(plain, "\"a&b\"");
+}
+
+// Strings longer than the writer's buffer, plain or with escapes and runes throughout.
+TEST(Json, WritesStringsLongerThanTheBuffer) {
+  for (std::size_t len : {2047u, 2048u, 2049u, 5000u}) {
+    for (std::string_view piece : {"abcdefgh", "a\"b<\u00e9\u2028\n\xff"}) {
+      std::string str;
+      while (str.size() < len)
+        str += piece;
+      Document d(rapidjson::kArrayType);
+      d.PushBack(Value(1), d.GetAllocator());
+      d.PushBack(make_string(str, d.GetAllocator()), d.GetAllocator());
+      std::string alone;
+      append_json_string(alone, str);
+      EXPECT_EQ(to_json(d), "[1," + alone + "]") << "length " << len << " piece " << piece;
+    }
+  }
 }
 
 TEST(Json, AppendsCompactValuesOfAnySizeAfterWhatIsThere) {
