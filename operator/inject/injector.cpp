@@ -311,8 +311,9 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   }
   if (snapshot.max_pod_containers != 0) {
     std::size_t containers = 0;
-    for (const char* list : {"containers", "initContainers"})
-      if (const rapidjson::Value* l = api::find(original, std::string("/spec/") + list);
+    const rapidjson::Value* spec = api::find_member(original, "spec");
+    for (std::string_view list : {"containers", "initContainers"})
+      if (const rapidjson::Value* l = spec != nullptr ? api::find_member(*spec, list) : nullptr;
           l != nullptr && l->IsArray())
         containers += l->Size();
     if (containers > snapshot.max_pod_containers)
