@@ -134,8 +134,9 @@ te::Value str(std::string s) {
   return te::Value::string(std::move(s));
 }
 
-te::Value record(std::string go_type, std::vector<RecordObject::Field> fields) {
-  return te::Value::object(std::make_shared<RecordObject>(std::move(go_type), std::move(fields)));
+// `go_type` and the field names are string literals (RecordObject keeps views of them).
+te::Value record(std::string_view go_type, std::vector<RecordObject::Field> fields) {
+  return te::Value::object(std::make_shared<RecordObject>(go_type, std::move(fields)));
 }
 
 // A strategic merge patch without directives: no key starts with '$', at any depth. Merged into
