@@ -407,39 +407,68 @@ void JsonWriter::string(std::string_view s) {
   if (!plain_string(s)) escaped_string(s);
 }
 
-// append_json_string_impl into the buffer: runs of plain bytes copied, the others escaped.
+// append_json_string_impl into the buffer: runs of plain bytes copied (16 at a time), ASCII
+// escapes written in place, multi-byte sequences checked as runes. The string goes in steps of
+// up to kBlock of its bytes, for which the buffer has room however they are escaped (6 bytes
+// out per byte in at most, plus a 16-byte block run past the step and stored whole).
 void JsonWriter::escaped_string(std::string_view s) {
+  constexpr std::size_t kBlock = 64;
+  static_assert(6 * kBlock + 32 <= kBuffer);
   raw('"');
+  const std::size_t n = s.size();
+  const char* in = s.data();
   std::size_t i = 0;
-  while (i < s.size()) {
-    const std::size_t j = plain_prefix(s, i, cls_, escape_html_);
-    raw(s.substr(i, j - i));
-    if (j == s.size()) break;
-    i = j;
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (cls_[c] == 1) {
-      escaped_ascii(c);
-      ++i;
-      continue;
+  while (i < n) {
+    need(6 * kBlock + 32);
+    char* p = p_;
+    const std::size_t end = std::min(n, i + kBlock);
+    while (i < end) {
+#if defined(__SSE2__)
+      if (i + 16 <= n) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+        const unsigned mask = escape_mask(v, escape_html_);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
+        if (mask == 0) {
+          p += 16;
+          i += 16;
+          continue;
+        }
+        const auto plain = static_cast<std::size_t>(__builtin_ctz(mask));
+        p += plain;
+        i += plain;
+      }
+#endif
+      const auto c = static_cast<unsigned char>(in[i]);
+      const unsigned char k = cls_[c];
+      if (k == 0) {
+        *p++ = static_cast<char>(c);
+        ++i;
+      } else if (k == 1) {
+        p = escaped_ascii(p, c);
+        ++i;
+      } else {
+        break;  // a byte >= 0x80
+      }
     }
-    const Rune r = decode_rune(s, i);
-    const auto width = static_cast<std::size_t>(r.width);
-    if (r.r == 0xFFFD && width == 1) {
-      raw("\\ufffd");
-    } else if (r.r == 0x2028 || r.r == 0x2029) {
-      raw(r.r == 0x2028 ? "\\u2028" : "\\u2029");
-    } else {
-      raw(s.substr(i, width));
+    p_ = p;
+    if (i < n && cls_[static_cast<unsigned char>(in[i])] == 2) {
+      const Rune r = decode_rune(s, i);
+      const auto width = static_cast<std::size_t>(r.width);
+      if (r.r == 0xFFFD && width == 1) {
+        raw("\\ufffd");
+      } else if (r.r == 0x2028 || r.r == 0x2029) {
+        raw(r.r == 0x2028 ? "\\u2028" : "\\u2029");
+      } else {
+        raw(s.substr(i, width));
+      }
+      i += width;
     }
-    i += width;
   }
   raw('"');
 }
 
-// append_escaped_ascii into the buffer.
-void JsonWriter::escaped_ascii(unsigned char c) {
-  need(6);
-  char* p = p_;
+// append_escaped_ascii at `p`; returns the end of what it wrote (at most 6 bytes).
+char* JsonWriter::escaped_ascii(char* p, unsigned char c) {
   *p++ = '\\';
   switch (c) {
     case '"':
@@ -468,7 +497,7 @@ void JsonWriter::escaped_ascii(unsigned char c) {
       *p++ = kHex[c >> 4];
       *p++ = kHex[c & 0xF];
   }
-  p_ = p;
+  return p;
 }
 
 void JsonWriter::integer_value(const Value& v) {
@@ -511,7 +540,7 @@ void JsonWriter::value(const Value& v) {
       for (const auto& e : v.GetArray()) {
         if (!first) raw(',');
         first = false;
-        value(e);
+        element(e);
       }
       raw(']');
       return;
@@ -524,11 +553,22 @@ void JsonWriter::value(const Value& v) {
         first = false;
         if (!plain_string(string_view_of(m.name))) escaped_string(string_view_of(m.name));
         raw(':');
-        value(m.value);
+        element(m.value);
       }
       raw('}');
       return;
     }
+  }
+}
+
+// A member's value or an array's element: a string (most of them) written here, without the
+// call into value().
+inline void JsonWriter::element(const Value& v) {
+  if (v.IsString()) {
+    const std::string_view s = string_view_of(v);
+    if (!plain_string(s)) escaped_string(s);
+  } else {
+    value(v);
   }
 }
 

@@ -64,8 +64,9 @@ class JsonWriter {
     f(out_);
   }
   bool plain_string(std::string_view s);
+  void element(const Value& v);
   void escaped_string(std::string_view s);
-  void escaped_ascii(unsigned char c);
+  static char* escaped_ascii(char* p, unsigned char c);
   void integer_value(const Value& v);
   void float_value(double d);
 
