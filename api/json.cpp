@@ -358,7 +358,7 @@ JsonWriter::JsonWriter(std::string& out, bool escape_html)
 // last 16 bytes (overlapping the block before); a shorter string is loaded in one block when
 // that stays within the page of its first byte, so the load cannot fault (not under a sanitizer,
 // which sees it as the read past the end that it is: the byte loop serves there).
-inline bool JsonWriter::plain_string(std::string_view s) {
+[[gnu::always_inline]] inline bool JsonWriter::plain_string(std::string_view s) {
   const std::size_t n = s.size();
   if (static_cast<std::size_t>(end_ - p_) < n + 18) return false;
   char* p = p_ + 1;
