@@ -157,6 +157,22 @@ class Merger {
 
   void merge_map(Value& original, const Value& patch, const PatchSchemaType* schema,
                  const MergePath& path) {
+    // Without a key that starts with '$' (a template's patch has none) there is no directive,
+    // $retainKeys, $setElementOrder or deletion list to look for: each member merges in order,
+    // as the first pass below would merge it.
+    bool directives = false;
+    for (const auto& m : patch.GetObject()) {
+      if (m.name.GetStringLength() != 0 && m.name.GetString()[0] == '$') {
+        directives = true;
+        break;
+      }
+    }
+    if (!directives) {
+      if (!original.IsObject()) original.SetObject();
+      for (const auto& m : patch.GetObject())
+        merge_member(original, string_view_of(m.name), m.value, schema, path, false);
+      return;
+    }
     if (const Value* d = find_member(patch, kDirective)) {
       if (d->IsString() && string_view_of(*d) == "replace") {
         original.SetObject();
