@@ -233,8 +233,9 @@ class Merger {
       for (const auto& m : src.GetObject())
         n += kept(m.value) ? 1 : 0;
       Value::Member* out = detail::RawValue::object(dst, n, alloc_);
+      const bool all = n == src.MemberCount();  // the usual case: no second look at each
       for (const auto& m : src.GetObject()) {
-        if (!kept(m.value)) continue;
+        if (!all && !kept(m.value)) continue;
         detail::copy_scalar(out->name, m.name, alloc_);
         copy_clean(m.value, out->value, discard_nulls);
         ++out;
@@ -246,8 +247,9 @@ class Merger {
       for (const auto& e : src.GetArray())
         n += is_directive_map(e) ? 0 : 1;
       Value* out = detail::RawValue::array(dst, n, alloc_);
+      const bool all = n == src.Size();
       for (const auto& e : src.GetArray()) {
-        if (is_directive_map(e)) continue;
+        if (!all && is_directive_map(e)) continue;
         copy_clean(e, *out++, discard_nulls);
       }
       return;
