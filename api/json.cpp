@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+
+#include "api/json_writer.hpp"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -347,148 +349,260 @@ void write(std::string& out, const Value& v, const JsonWriteOptions& o, int dept
   }
 }
 
-// Compact JSON (indent 0) written through a buffer on the stack: a byte costs a store, not a
-// size and capacity check, and the string receives the text in pieces of up to kBuffer bytes
-// (appends: no zero-filled window to make room first). What does not fit the buffer (a long
-// string) and the slow paths (escapes, floats) go to the string itself, after a flush.
-class Sink {
- public:
-  explicit Sink(std::string& out) : out_(out) {}
-  ~Sink() { flush(); }
-  Sink(const Sink&) = delete;
-  Sink& operator=(const Sink&) = delete;
+#if defined(__SANITIZE_ADDRESS__)
+#define MESHOP_JSON_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define MESHOP_JSON_SANITIZED 1
+#endif
+#endif
 
-  // Whether `n` bytes can be written at p_ (after a flush if need be).
-  bool need(std::size_t n) {
-    if (static_cast<std::size_t>(end_ - p_) >= n) return true;
-    flush();
-    return n <= kBuffer;
-  }
-  void put(char c) {
-    need(1);
-    *p_++ = c;
-  }
-  void put(std::string_view v) {
-    if (!need(v.size())) {
-      out_.append(v);
-      return;
-    }
-    std::memcpy(p_, v.data(), v.size());
-    p_ += v.size();
-  }
-  // Writes through `out` (the text so far flushed to it) for a slow path.
-  template <class F>
-  void through_string(F&& f) {
-    flush();
-    f(out_);
-  }
+#if defined(__SSE2__)
+// The bytes of `v` that are not class 0 (see ByteClasses), one bit each.
+inline unsigned escape_mask(__m128i v, bool escape_html) {
+  __m128i bad = _mm_or_si128(
+      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+      _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));  // and every byte >= 0x80
+  if (escape_html)
+    bad = _mm_or_si128(bad, _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('<')),
+                                                      _mm_cmpeq_epi8(v, _mm_set1_epi8('>'))),
+                                         _mm_cmpeq_epi8(v, _mm_set1_epi8('&'))));
+  return static_cast<unsigned>(_mm_movemask_epi8(bad));
+}
+#endif
 
-  void string(std::string_view s, const unsigned char* cls, bool escape_html) {
-    if (!need(s.size() + 2)) {
-      through_string([&](std::string& out) { append_json_string_impl(out, s, escape_html); });
-      return;
-    }
-    char* p = p_;
-    *p++ = '"';
+}  // namespace
+
+JsonWriter::JsonWriter(std::string& out, bool escape_html)
+    : out_(out),
+      cls_(escape_html ? kByteClasses.html : kByteClasses.plain),
+      escape_html_(escape_html) {}
+
+// Writes `s` quoted when none of its bytes needs escaping and it fits the buffer as it is;
+// otherwise writes nothing (p_ unchanged) and returns false. 16 bytes at a time, stored whole
+// (the buffer has room past the string). The last block of a string of 16 bytes or more is its
+// last 16 bytes (overlapping the block before); a shorter string is loaded in one block when
+// that stays within the page of its first byte, so the load cannot fault (not under a sanitizer,
+// which sees it as the read past the end that it is: the byte loop serves there).
+[[gnu::always_inline]] inline bool JsonWriter::plain_string(std::string_view s) {
+  const std::size_t n = s.size();
+  if (static_cast<std::size_t>(end_ - p_) < n + 18) return false;
+  char* p = p_ + 1;
+  const char* in = s.data();
+#if defined(__SSE2__)
+  if (n >= 16) {
     std::size_t i = 0;
-    if (s.size() >= 16) {
-      i = plain_prefix(s, 0, cls, escape_html);
-      std::memcpy(p, s.data(), i);
-      p += i;
-    } else {
-      for (; i < s.size(); ++i) {
-        auto c = static_cast<unsigned char>(s[i]);
-        if (cls[c] != 0) break;
-        *p++ = static_cast<char>(c);
+    for (; i + 16 <= n; i += 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+      if (escape_mask(v, escape_html_) != 0) return false;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p + i), v);
+    }
+    if (i < n) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + n - 16));
+      if (escape_mask(v, escape_html_) != 0) return false;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p + n - 16), v);
+    }
+  } else if (n != 0) {
+#if !defined(MESHOP_JSON_SANITIZED)
+    if ((reinterpret_cast<std::uintptr_t>(in) & 4095) <= 4096 - 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
+      if ((escape_mask(v, escape_html_) & ((1U << n) - 1)) != 0) return false;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
+    } else
+#endif
+    {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (cls_[static_cast<unsigned char>(in[i])] != 0) return false;
+        p[i] = in[i];
       }
     }
-    if (i == s.size()) {
-      *p++ = '"';
-      p_ = p;
-      return;
+  }
+#else
+  for (std::size_t i = 0; i < n; ++i) {
+    if (cls_[static_cast<unsigned char>(in[i])] != 0) return false;
+    p[i] = in[i];
+  }
+#endif
+  p_[0] = '"';
+  p[n] = '"';
+  p_ = p + n + 1;
+  return true;
+}
+
+void JsonWriter::string(std::string_view s) {
+  if (!plain_string(s)) escaped_string(s);
+}
+
+// append_json_string_impl into the buffer: runs of plain bytes copied (16 at a time), ASCII
+// escapes written in place, multi-byte sequences checked as runes. The string goes in steps of
+// up to kBlock of its bytes, for which the buffer has room however they are escaped (6 bytes
+// out per byte in at most, plus a 16-byte block run past the step and stored whole).
+void JsonWriter::escaped_string(std::string_view s) {
+  constexpr std::size_t kBlock = 64;
+  static_assert(6 * kBlock + 32 <= kBuffer);
+  raw('"');
+  const std::size_t n = s.size();
+  const char* in = s.data();
+  std::size_t i = 0;
+  while (i < n) {
+    need(6 * kBlock + 32);
+    char* p = p_;
+    const std::size_t end = std::min(n, i + kBlock);
+    while (i < end) {
+#if defined(__SSE2__)
+      if (i + 16 <= n) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+        const unsigned mask = escape_mask(v, escape_html_);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
+        if (mask == 0) {
+          p += 16;
+          i += 16;
+          continue;
+        }
+        const auto plain = static_cast<std::size_t>(__builtin_ctz(mask));
+        p += plain;
+        i += plain;
+      }
+#endif
+      const auto c = static_cast<unsigned char>(in[i]);
+      const unsigned char k = cls_[c];
+      if (k == 0) {
+        *p++ = static_cast<char>(c);
+        ++i;
+      } else if (k == 1) {
+        p = escaped_ascii(p, c);
+        ++i;
+      } else {
+        break;  // a byte >= 0x80
+      }
     }
-    // Something to escape: the general writer, from the opening quote.
-    through_string([&](std::string& out) { append_json_string_impl(out, s, escape_html); });
+    p_ = p;
+    if (i < n && cls_[static_cast<unsigned char>(in[i])] == 2) {
+      const Rune r = decode_rune(s, i);
+      const auto width = static_cast<std::size_t>(r.width);
+      if (r.r == 0xFFFD && width == 1) {
+        raw("\\ufffd");
+      } else if (r.r == 0x2028 || r.r == 0x2029) {
+        raw(r.r == 0x2028 ? "\\u2028" : "\\u2029");
+      } else {
+        raw(s.substr(i, width));
+      }
+      i += width;
+    }
   }
+  raw('"');
+}
 
-  template <class Int>
-  void integer(Int v) {
-    need(24);
-    p_ = std::to_chars(p_, end_, v).ptr;
+// append_escaped_ascii at `p`; returns the end of what it wrote (at most 6 bytes).
+char* JsonWriter::escaped_ascii(char* p, unsigned char c) {
+  *p++ = '\\';
+  switch (c) {
+    case '"':
+    case '\\':
+      *p++ = static_cast<char>(c);
+      break;
+    case '\b':
+      *p++ = 'b';
+      break;
+    case '\f':
+      *p++ = 'f';
+      break;
+    case '\n':
+      *p++ = 'n';
+      break;
+    case '\r':
+      *p++ = 'r';
+      break;
+    case '\t':
+      *p++ = 't';
+      break;
+    default:
+      *p++ = 'u';
+      *p++ = '0';
+      *p++ = '0';
+      *p++ = kHex[c >> 4];
+      *p++ = kHex[c & 0xF];
   }
+  return p;
+}
 
- private:
-  static constexpr std::size_t kBuffer = 2048;
+void JsonWriter::integer_value(const Value& v) {
+  need(24);
+  p_ = v.IsInt64() ? std::to_chars(p_, end_, v.GetInt64()).ptr
+                   : std::to_chars(p_, end_, v.GetUint64()).ptr;
+}
 
-  void flush() {
-    out_.append(buffer_, static_cast<std::size_t>(p_ - buffer_));
-    p_ = buffer_;
-  }
+void JsonWriter::float_value(double d) {
+  through_string([d](std::string& s) { append_go_json_float(s, d); });
+}
 
-  std::string& out_;
-  char buffer_[kBuffer];
-  char* p_ = buffer_;
-  char* end_ = buffer_ + kBuffer;
-};
-
-// write() for indent 0 into a Sink: the same bytes.
-void write_compact(Sink& out, const Value& v, const unsigned char* cls, bool escape_html) {
+// write() for indent 0: the same bytes.
+void JsonWriter::value(const Value& v) {
   switch (v.GetType()) {
     case rapidjson::kNullType:
-      out.put("null");
+      raw("null");
       return;
     case rapidjson::kFalseType:
-      out.put("false");
+      raw("false");
       return;
     case rapidjson::kTrueType:
-      out.put("true");
+      raw("true");
       return;
     case rapidjson::kStringType:
-      out.string(string_view_of(v), cls, escape_html);
+      if (!plain_string(string_view_of(v))) escaped_string(string_view_of(v));
       return;
     case rapidjson::kNumberType:
-      if (v.IsInt64()) {
-        out.integer(v.GetInt64());
-      } else if (v.IsUint64()) {
-        out.integer(v.GetUint64());
+      if (v.IsInt64() || v.IsUint64()) {
+        integer_value(v);
       } else if (std::isfinite(v.GetDouble())) {
-        double d = v.GetDouble();
-        out.through_string([d](std::string& s) { append_go_json_float(s, d); });
+        float_value(v.GetDouble());
       } else {
-        out.put("null");
+        raw("null");
       }
       return;
     case rapidjson::kArrayType: {
-      out.put('[');
+      raw('[');
       bool first = true;
       for (const auto& e : v.GetArray()) {
-        if (!first) out.put(',');
+        if (!first) raw(',');
         first = false;
-        write_compact(out, e, cls, escape_html);
+        element(e);
       }
-      out.put(']');
+      raw(']');
       return;
     }
     case rapidjson::kObjectType: {
-      out.put('{');
+      raw('{');
       bool first = true;
       for (const auto& m : v.GetObject()) {
-        if (!first) out.put(',');
+        if (!first) raw(',');
         first = false;
-        out.string(string_view_of(m.name), cls, escape_html);
-        out.put(':');
-        write_compact(out, m.value, cls, escape_html);
+        if (!plain_string(string_view_of(m.name))) escaped_string(string_view_of(m.name));
+        raw(':');
+        element(m.value);
       }
-      out.put('}');
+      raw('}');
       return;
     }
   }
 }
 
+// A member's value or an array's element: a string (most of them) written here, without the
+// call into value().
+inline void JsonWriter::element(const Value& v) {
+  if (v.IsString()) {
+    const std::string_view s = string_view_of(v);
+    if (!plain_string(s)) escaped_string(s);
+  } else {
+    value(v);
+  }
+}
+
+namespace {
+
 void write_any(std::string& out, const Value& v, const JsonWriteOptions& o) {
   if (o.indent > 0) return write(out, v, o, 0);
-  Sink sink(out);
-  write_compact(sink, v, o.escape_html ? kByteClasses.html : kByteClasses.plain, o.escape_html);
+  JsonWriter(out, o.escape_html).value(v);
 }
 
 bool numbers_equal(const Value& a, const Value& b) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "api/json_copy.hpp"
+#include "api/json_writer.hpp"
 
 namespace meshop::api {
 namespace {
@@ -177,7 +178,7 @@ void apply_one(Document& doc, const Value& op, std::size_t index) {
 class Differ {
  public:
   explicit Differ(Document& patch) : patch_(&patch), alloc_(&patch.GetAllocator()) {}
-  explicit Differ(std::string& text) : text_(&text) {}
+  explicit Differ(JsonWriter& text) : text_(&text) {}
 
   // `path` is the pointer of a and b; the recursion appends to it and restores it.
   void diff(const Value& a, const Value& b, std::string& path) {
@@ -189,16 +190,18 @@ class Differ {
  private:
   void emit(const char* op, const std::string& path, const Value* value) {
     if (text_ != nullptr) {
-      std::string& out = *text_;
-      out += out.size() == 1 ? "{\"op\":" : ",{\"op\":";
-      append_json_string(out, op);
-      out += ",\"path\":";
-      append_json_string(out, path);
+      JsonWriter& out = *text_;
+      // The op names need no escaping: written as the literal they are.
+      out.raw(first_ ? "{\"op\":\"" : ",{\"op\":\"");
+      first_ = false;
+      out.raw(op);
+      out.raw("\",\"path\":");
+      out.string(path);
       if (value != nullptr) {
-        out += ",\"value\":";
-        append_json(out, *value);
+        out.raw(",\"value\":");
+        out.value(*value);
       }
-      out.push_back('}');
+      out.raw('}');
       return;
     }
     Value o(rapidjson::kObjectType);
@@ -230,18 +233,38 @@ class Differ {
     return size;
   }
 
+  // The member of `object` named `name`: looked for first at position `hint`, which then
+  // moves past it (the two sides of a diff mostly list their members in the same order, so a
+  // lookup is one comparison, not a scan), else by a scan. Member names are unique in a DOM of
+  // this library (json.hpp), so the member found is the one find_member finds.
+  static const Value* find_hinted(const Value& object, std::string_view name,
+                                  rapidjson::SizeType& hint) {
+    const auto members = object.MemberBegin();
+    const rapidjson::SizeType n = object.MemberCount();
+    if (hint < n && string_view_of(members[hint].name) == name) return &members[hint++].value;
+    for (rapidjson::SizeType i = 0; i < n; ++i) {
+      if (string_view_of(members[i].name) == name) {
+        hint = i + 1;
+        return &members[i].value;
+      }
+    }
+    return nullptr;
+  }
+
   void diff_objects(const Value& a, const Value& b, std::string& path) {
+    rapidjson::SizeType hint = 0;
     for (const auto& m : a.GetObject()) {
       std::size_t size = push_token(path, string_view_of(m.name));
-      if (const Value* bv = find_member(b, string_view_of(m.name))) {
+      if (const Value* bv = find_hinted(b, string_view_of(m.name), hint)) {
         diff(m.value, *bv, path);
       } else {
         emit("remove", path, nullptr);
       }
       path.resize(size);
     }
+    hint = 0;
     for (const auto& m : b.GetObject()) {
-      if (find_member(a, string_view_of(m.name)) == nullptr) {
+      if (find_hinted(a, string_view_of(m.name), hint) == nullptr) {
         std::size_t size = push_token(path, string_view_of(m.name));
         emit("add", path, &m.value);
         path.resize(size);
@@ -365,7 +388,8 @@ class Differ {
 
   Document* patch_ = nullptr;
   Allocator* alloc_ = nullptr;
-  std::string* text_ = nullptr;  // "[" and the operations written so far
+  JsonWriter* text_ = nullptr;  // has "[" and the operations written so far
+  bool first_ = true;
 };
 
 }  // namespace
@@ -392,10 +416,17 @@ Document create_json_patch(const Value& from, const Value& to) {
 }
 
 std::string create_json_patch_text(const Value& from, const Value& to) {
-  std::string text = "[";
-  std::string path;
-  Differ(text).diff(from, to, path);
-  text.push_back(']');
+  std::string text;
+  // An injection's patch is a few KiB: room for it at once, not by doubling from 15 bytes.
+  text.reserve(4096);
+  {
+    JsonWriter out(text);
+    out.raw('[');
+    std::string path;
+    path.reserve(128);
+    Differ(out).diff(from, to, path);
+    out.raw(']');
+  }
   return text;
 }
 

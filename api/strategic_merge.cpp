@@ -121,12 +121,58 @@ std::string describe(const Value& v) {
   return s;
 }
 
+std::string key_text(const Value& v) {
+  return v.IsString() ? std::string(string_view_of(v)) : to_json(v);
+}
+
+// Where in the patch the merge is, for messages ("spec.containers[name=app].env"): a chain of
+// frames on the stack, made into text only when a message is written (a merge that succeeds
+// builds no path strings). What the frames view (member names, merge keys, key values) lives
+// in the patch and the schema, which outlive the merge.
+class MergePath {
+ public:
+  MergePath() = default;  // the patch itself: ""
+  MergePath(const MergePath& parent, std::string_view member) : parent_(&parent), key_(member) {}
+  // An element of the list at `parent`, named by its merge key.
+  MergePath(const MergePath& parent, std::string_view merge_key, const Value& key_value)
+      : parent_(&parent), key_(merge_key), key_value_(&key_value) {}
+
+  std::string str() const {
+    if (parent_ == nullptr) return {};
+    std::string p = parent_->str();
+    if (key_value_ != nullptr)
+      return p + "[" + std::string(key_) + "=" + key_text(*key_value_) + "]";
+    return p.empty() ? std::string(key_) : p + "." + std::string(key_);
+  }
+
+ private:
+  const MergePath* parent_ = nullptr;
+  std::string_view key_;
+  const Value* key_value_ = nullptr;
+};
+
 class Merger {
  public:
   explicit Merger(Allocator& alloc) : alloc_(alloc) {}
 
   void merge_map(Value& original, const Value& patch, const PatchSchemaType* schema,
-                 const std::string& path) {
+                 const MergePath& path) {
+    // Without a key that starts with '$' (a template's patch has none) there is no directive,
+    // $retainKeys, $setElementOrder or deletion list to look for: each member merges in order,
+    // as the first pass below would merge it.
+    bool directives = false;
+    for (const auto& m : patch.GetObject()) {
+      if (m.name.GetStringLength() != 0 && m.name.GetString()[0] == '$') {
+        directives = true;
+        break;
+      }
+    }
+    if (!directives) {
+      if (!original.IsObject()) original.SetObject();
+      for (const auto& m : patch.GetObject())
+        merge_member(original, string_view_of(m.name), m.value, schema, path, false);
+      return;
+    }
     if (const Value* d = find_member(patch, kDirective)) {
       if (d->IsString() && string_view_of(*d) == "replace") {
         original.SetObject();
@@ -166,40 +212,59 @@ class Merger {
   // A patch value taken over as is: nulls dropped (IgnoreUnmatchedNulls), directive maps
   // dropped (removeDirectives). Returns false when the value itself is a directive map.
   bool clean_copy(const Value& src, Value& dst, bool discard_nulls) {
-    if (src.IsObject()) {
-      if (find_member(src, kDirective) != nullptr) return false;
-      dst.SetObject();
-      for (const auto& m : src.GetObject()) {
-        if (discard_nulls && m.value.IsNull()) continue;
-        Value v;
-        if (clean_copy(m.value, v, discard_nulls)) dst.AddMember(Value(m.name, alloc_), v, alloc_);
-      }
-      return true;
-    }
-    if (src.IsArray()) {
-      dst.SetArray();
-      for (const auto& e : src.GetArray()) {
-        Value v;
-        if (clean_copy(e, v, discard_nulls)) dst.PushBack(v, alloc_);
-      }
-      return true;
-    }
-    copy_json(dst, src, alloc_);
+    if (is_directive_map(src)) return false;
+    copy_clean(src, dst, discard_nulls);
     return true;
   }
 
  private:
-  [[noreturn]] static void fail(const std::string& path, const std::string& message) {
-    throw MergeFailure{(path.empty() ? std::string("patch") : path) + ": " + message};
+  static bool is_directive_map(const Value& v) {
+    return v.IsObject() && find_member(v, kDirective) != nullptr;
   }
 
-  static std::string child_path(const std::string& path, std::string_view key) {
-    return path.empty() ? std::string(key) : path + "." + std::string(key);
+  // clean_copy of a value that is not a directive map. Objects and arrays get exactly the
+  // members and elements they keep (counted first), as copy_json gives them.
+  void copy_clean(const Value& src, Value& dst, bool discard_nulls) {
+    if (src.IsObject()) {
+      auto kept = [&](const Value& v) {
+        return !(discard_nulls && v.IsNull()) && !is_directive_map(v);
+      };
+      rapidjson::SizeType n = 0;
+      for (const auto& m : src.GetObject())
+        n += kept(m.value) ? 1 : 0;
+      Value::Member* out = detail::RawValue::object(dst, n, alloc_);
+      const bool all = n == src.MemberCount();  // the usual case: no second look at each
+      for (const auto& m : src.GetObject()) {
+        if (!all && !kept(m.value)) continue;
+        detail::copy_scalar(out->name, m.name, alloc_);
+        copy_clean(m.value, out->value, discard_nulls);
+        ++out;
+      }
+      return;
+    }
+    if (src.IsArray()) {
+      rapidjson::SizeType n = 0;
+      for (const auto& e : src.GetArray())
+        n += is_directive_map(e) ? 0 : 1;
+      Value* out = detail::RawValue::array(dst, n, alloc_);
+      const bool all = n == src.Size();
+      for (const auto& e : src.GetArray()) {
+        if (!all && is_directive_map(e)) continue;
+        copy_clean(e, *out++, discard_nulls);
+      }
+      return;
+    }
+    copy_json(dst, src, alloc_);
+  }
+
+  [[noreturn]] static void fail(const MergePath& path, const std::string& message) {
+    std::string where = path.str();
+    throw MergeFailure{(where.empty() ? std::string("patch") : where) + ": " + message};
   }
 
   void merge_member(Value& original, std::string_view key, const Value& patch_value,
-                    const PatchSchemaType* schema, const std::string& path, bool is_delete_list) {
-    std::string here = child_path(path, key);
+                    const PatchSchemaType* schema, const MergePath& path, bool is_delete_list) {
+    const MergePath here(path, key);
     if (patch_value.IsNull()) {
       auto it = original.FindMember(
           Value(rapidjson::StringRef(key.data(), static_cast<rapidjson::SizeType>(key.size()))));
@@ -236,7 +301,7 @@ class Merger {
     }
   }
 
-  void retain_keys(Value& original, const Value& patch, const std::string& path) {
+  void retain_keys(Value& original, const Value& patch, const MergePath& path) {
     const Value* retain = find_member(patch, kRetainKeys);
     if (retain == nullptr) return;
     if (!retain->IsArray()) fail(path, "$retainKeys must be a list of field names");
@@ -350,7 +415,7 @@ class Merger {
     list.Erase(list.Begin() + w, list.End());
   }
 
-  void check_element_types(const Value& a, const Value& b, const std::string& path) {
+  void check_element_types(const Value& a, const Value& b, const MergePath& path) {
     int kind = -1;
     for (const Value* list : {&a, &b}) {
       for (const auto& e : list->GetArray()) {
@@ -363,7 +428,7 @@ class Merger {
   }
 
   void merge_slice(Value& original, const Value& patch, const PatchSchemaType* elem_schema,
-                   std::string_view merge_key, bool is_delete_list, const std::string& path) {
+                   std::string_view merge_key, bool is_delete_list, const MergePath& path) {
     if (original.Empty() && patch.Empty()) return;
     check_element_types(original, patch, path);
     bool maps =
@@ -462,7 +527,7 @@ class Merger {
       // The first element with that key, an appended one included (merging keeps the key).
       if (auto match = by_key.find(kv, key_at)) {
         merge_map(original[static_cast<rapidjson::SizeType>(*match)], *p, elem_schema,
-                  path + "[" + std::string(merge_key) + "=" + key_text(*kv) + "]");
+                  MergePath(path, merge_key, *kv));
       } else {
         original.PushBack(copied_json(*p, alloc_), alloc_);
         by_key.add(original.Size() - 1, key_at(original.Size() - 1));
@@ -485,14 +550,10 @@ class Merger {
     order(original, patch_order, server_order, merge_key);
   }
 
-  static std::string key_text(const Value& v) {
-    return v.IsString() ? std::string(string_view_of(v)) : to_json(v);
-  }
-
   // The items of a patch list must appear in its $setElementOrder list, in the same relative
   // order (deletions and other directive items aside), as validatePatchWithSetOrderList checks.
   static void check_set_order(const Value& patch_list, const Value& order,
-                              std::string_view merge_key, const std::string& path) {
+                              std::string_view merge_key, const MergePath& path) {
     rapidjson::SizeType p = 0, o = 0;
     while (p < patch_list.Size() && o < order.Size()) {
       const Value& item = patch_list[p];
@@ -523,12 +584,12 @@ class Merger {
   }
 
   void set_element_order(Value& original, const Value& patch, const PatchSchemaType* schema,
-                         const std::string& path, std::unordered_set<std::string_view>& consumed) {
+                         const MergePath& path, std::unordered_set<std::string_view>& consumed) {
     for (const auto& m : patch.GetObject()) {
       std::string_view key = string_view_of(m.name);
       if (!starts_with(key, kSetElementOrder)) continue;
       std::string_view list_key = key.substr(kSetElementOrder.size());
-      std::string here = child_path(path, list_key);
+      const MergePath here(path, list_key);
       if (!m.value.IsArray()) fail(here, "$setElementOrder must be a list");
       const PatchSchemaField* field = schema != nullptr ? schema->field(list_key) : nullptr;
       std::string_view merge_key = field != nullptr ? field->merge_key : "";
@@ -590,7 +651,7 @@ Status apply_strategic_merge_patch_in_place(Document& target, const Value& patch
   if (!patch.IsObject()) return Error{"strategic merge patch must be a JSON object"};
   if (!target.IsObject()) return Error{"strategic merge patch target must be a JSON object"};
   try {
-    Merger(target.GetAllocator()).merge_map(target, patch, &schema, "");
+    Merger(target.GetAllocator()).merge_map(target, patch, &schema, MergePath());
   } catch (const MergeFailure& f) {
     return Error{"strategic merge patch: " + f.message};
   }

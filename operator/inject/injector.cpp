@@ -134,8 +134,9 @@ te::Value str(std::string s) {
   return te::Value::string(std::move(s));
 }
 
-te::Value record(std::string go_type, std::vector<RecordObject::Field> fields) {
-  return te::Value::object(std::make_shared<RecordObject>(std::move(go_type), std::move(fields)));
+// `go_type` and the field names are string literals (RecordObject keeps views of them).
+te::Value record(std::string_view go_type, std::vector<RecordObject::Field> fields) {
+  return te::Value::object(std::make_shared<RecordObject>(go_type, std::move(fields)));
 }
 
 // A strategic merge patch without directives: no key starts with '$', at any depth. Merged into
@@ -311,8 +312,9 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
   }
   if (snapshot.max_pod_containers != 0) {
     std::size_t containers = 0;
-    for (const char* list : {"containers", "initContainers"})
-      if (const rapidjson::Value* l = api::find(original, std::string("/spec/") + list);
+    const rapidjson::Value* spec = api::find_member(original, "spec");
+    for (std::string_view list : {"containers", "initContainers"})
+      if (const rapidjson::Value* l = spec != nullptr ? api::find_member(*spec, list) : nullptr;
           l != nullptr && l->IsArray())
         containers += l->Size();
     if (containers > snapshot.max_pod_containers)

@@ -51,6 +51,14 @@ struct GoStruct {
       if (f.go == go_name) return &f;
     return nullptr;
   }
+
+  // Whether a field is a struct (not a pointer), which normalize_go_pod writes even when absent.
+  static constexpr bool any_struct_field(std::span<const GoField> fs) {
+    for (const GoField& f : fs)
+      if (f.type == FieldType::kStruct) return true;
+    return false;
+  }
+  bool has_struct_fields = any_struct_field(fields);
 };
 
 namespace {
@@ -601,6 +609,7 @@ void normalize_struct(rapidjson::Value& v, const GoStruct& type, api::Allocator&
       ++it;
   }
   // A struct field (not a pointer) is always written, as {} when zero.
+  if (!type.has_struct_fields) return;
   for (const GoField& f : type.fields) {
     if (f.type != F::kStruct || api::find_member(v, f.json) != nullptr) continue;
     v.AddMember(

@@ -59,14 +59,16 @@ void normalize_go_pod(rapidjson::Value& pod, rapidjson::Document::AllocatorType&
 // named fields with ready Values, printed and marshalled in declaration order.
 class RecordObject : public template_engine::Object {
  public:
+  // The names are views of strings that outlive every template run (string literals): a
+  // record is built per injection, and copying its dozens of names was measurable.
   struct Field {
-    std::string name;       // Go field name
-    std::string json_name;  // "" = not marshalled
+    std::string_view name;       // Go field name
+    std::string_view json_name;  // "" = not marshalled
     template_engine::Value value;
     bool omitempty = false;
   };
-  RecordObject(std::string go_type, std::vector<Field> fields)
-      : go_type_(std::move(go_type)), fields_(std::move(fields)) {}
+  RecordObject(std::string_view go_type, std::vector<Field> fields)
+      : go_type_(go_type), fields_(std::move(fields)) {}
 
   std::string_view go_type() const override { return go_type_; }
   std::string_view go_kind() const override;
@@ -75,7 +77,7 @@ class RecordObject : public template_engine::Object {
   void format(std::string& out, bool plus, bool sharp) const override;
 
  private:
-  std::string go_type_;
+  std::string_view go_type_;
   std::vector<Field> fields_;
 };
 

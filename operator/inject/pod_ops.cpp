@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "operator/template/funcs_support.hpp"
+#include "api/json_writer.hpp"
 
 namespace meshop::inject {
 
@@ -57,19 +57,19 @@ std::string_view name_of(const rapidjson::Value& c) {
   return n != nullptr && n->IsString() ? api::string_view_of(*n) : std::string_view();
 }
 
-void append_names(std::string& out, const rapidjson::Value* list) {
+void append_names(api::JsonWriter& out, const rapidjson::Value* list) {
   if (list == nullptr || !list->IsArray() || list->Empty()) {
-    out += "null";
+    out.raw("null");
     return;
   }
-  out += '[';
+  out.raw('[');
   bool first = true;
   for (const auto& e : list->GetArray()) {
-    if (!first) out += ',';
+    if (!first) out.raw(',');
     first = false;
-    template_engine::funcs::append_json_string(out, name_of(e), true);
+    out.string(name_of(e));
   }
-  out += ']';
+  out.raw(']');
 }
 
 }  // namespace
@@ -217,19 +217,22 @@ std::string injection_status(const rapidjson::Value& template_pod, std::string_v
     if (spec == nullptr || !spec->IsObject()) return nullptr;
     return api::find_member(*spec, name);
   };
-  std::string out = "{\"initContainers\":";
-  append_names(out, list("initContainers"));
-  out += ",\"containers\":";
-  append_names(out, list("containers"));
-  out += ",\"volumes\":";
-  append_names(out, list("volumes"));
-  out += ",\"imagePullSecrets\":";
-  append_names(out, list("imagePullSecrets"));
-  out += ",\"revision\":";
-  template_engine::funcs::append_json_string(
-      out, revision.empty() ? api::kDefaultRevision : revision, true);
-  out += '}';
-  return out;
+  std::string text;
+  {
+    api::JsonWriter out(text);  // Go's json.Marshal: HTML-escaped
+    out.raw("{\"initContainers\":");
+    append_names(out, list("initContainers"));
+    out.raw(",\"containers\":");
+    append_names(out, list("containers"));
+    out.raw(",\"volumes\":");
+    append_names(out, list("volumes"));
+    out.raw(",\"imagePullSecrets\":");
+    append_names(out, list("imagePullSecrets"));
+    out.raw(",\"revision\":");
+    out.string(revision.empty() ? api::kDefaultRevision : revision);
+    out.raw('}');
+  }
+  return text;
 }
 
 std::string sanitize_label_name(std::string_view key) {

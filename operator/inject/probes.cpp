@@ -325,7 +325,12 @@ std::string container_name(const Value& c) {
                                        : std::string();
 }
 
-// Containers of spec.<list> (objects only), with their JSON path for messages.
+// The JSON path of container `i` of spec.<list>, for messages.
+std::string container_path(std::string_view list, rapidjson::SizeType i) {
+  return "spec." + std::string(list) + "[" + std::to_string(i) + "]";
+}
+
+// Containers of spec.<list> (objects only), with their index (container_path).
 template <class V, class F>
 void for_each_container(V& pod, std::string_view list, F&& f) {
   if (!pod.IsObject()) return;
@@ -335,9 +340,7 @@ void for_each_container(V& pod, std::string_view list, F&& f) {
   if (containers == nullptr || !containers->IsArray()) return;
   for (rapidjson::SizeType i = 0; i < containers->Size(); ++i) {
     auto& c = (*containers)[i];
-    if (c.IsObject()) {
-      f(c, "spec." + std::string(list) + "[" + std::to_string(i) + "]");
-    }
+    if (c.IsObject()) f(c, i);
   }
 }
 
@@ -412,10 +415,11 @@ api::Result<std::string> dump_app_probers(const Value& pod, std::int64_t target_
   Decoder decoder(/*encoding_json=*/false);
   // allContainers: init containers first, so a same-named app container's entry wins.
   for (std::string_view list : {"initContainers", "containers"}) {
-    for_each_container(pod, list, [&](const Value& c, const std::string& path) {
+    for_each_container(pod, list, [&](const Value& c, rapidjson::SizeType index) {
       if (!decoder.error().empty()) return;
       std::string name = container_name(c);
       if (name == kProxyContainerName) return;
+      const std::string path = container_path(list, index);
       std::map<std::string, std::int32_t> named_ports;
       if (const Value* ports = api::find_member(c, "ports"); ports != nullptr && ports->IsArray()) {
         for (rapidjson::SizeType i = 0; i < ports->Size(); ++i) {
@@ -513,16 +517,22 @@ void patch_rewrite_probe(Value& pod, std::int64_t default_port, Allocator& a,
   // intstr.FromInt32(int32(port)).
   const auto port = static_cast<std::int32_t>(static_cast<std::uint32_t>(status_port));
   for (std::string_view list : {"containers", "initContainers"}) {
-    for_each_container(pod, list, [&](Value& c, const std::string&) {
+    for_each_container(pod, list, [&](Value& c, rapidjson::SizeType) {
       std::string name = container_name(c);
       if (name == kProxyContainerName) return;
-      ProberUrls urls = prober_urls(name);
-      convert_handler(api::find_member(c, "readinessProbe"), false, urls.readyz, port, a);
-      convert_handler(api::find_member(c, "livenessProbe"), false, urls.livez, port, a);
-      convert_handler(api::find_member(c, "startupProbe"), false, urls.startupz, port, a);
+      // The URLs are made only for the probes and hooks a container has (most have none).
+      std::optional<ProberUrls> urls;
+      auto convert = [&](Value* v, bool lifecycle, std::string ProberUrls::*url) {
+        if (v == nullptr || !v->IsObject()) return;  // what convert_handler skips
+        if (!urls) urls = prober_urls(name);
+        convert_handler(v, lifecycle, (*urls).*url, port, a);
+      };
+      convert(api::find_member(c, "readinessProbe"), false, &ProberUrls::readyz);
+      convert(api::find_member(c, "livenessProbe"), false, &ProberUrls::livez);
+      convert(api::find_member(c, "startupProbe"), false, &ProberUrls::startupz);
       if (Value* lc = api::find_member(c, "lifecycle"); lc != nullptr && lc->IsObject()) {
-        convert_handler(api::find_member(*lc, "preStop"), true, urls.prestopz, port, a);
-        convert_handler(api::find_member(*lc, "postStart"), true, urls.poststartz, port, a);
+        convert(api::find_member(*lc, "preStop"), true, &ProberUrls::prestopz);
+        convert(api::find_member(*lc, "postStart"), true, &ProberUrls::poststartz);
       }
     });
   }

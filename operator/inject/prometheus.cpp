@@ -250,9 +250,14 @@ void annotate_secure_port(rapidjson::Document& pod) {
   if (sidecar == nullptr) return;
   const rapidjson::Value* env = api::find_member(*sidecar, "env");
   if (env == nullptr || !env->IsArray()) return;
+  // Views of the env's strings (no copy per variable): an injected proxy has dozens.
+  auto string_member = [](const rapidjson::Value& var, std::string_view name) {
+    const rapidjson::Value* v = api::find_member(var, name);
+    return v != nullptr && v->IsString() ? api::string_view_of(*v) : std::string_view();
+  };
   for (const auto& var : env->GetArray()) {
-    if (api::string_at(var, {"name"}) != "ENVOY_SECURE_MERGED_METRICS_PORT") continue;
-    std::string value = api::string_at(var, {"value"});
+    if (string_member(var, "name") != "ENVOY_SECURE_MERGED_METRICS_PORT") continue;
+    std::string value(string_member(var, "value"));
     if (!value.empty() && value != "0") {
       set_annotation(pod, "prometheus.istio.io/secure-port", value, pod.GetAllocator());
       return;

@@ -1,5 +1,6 @@
 #include "api/json_patch.hpp"
 
+#include <algorithm>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -89,6 +90,34 @@ TEST(JsonPatchDiff, ObjectsAndScalars) {
       R"([{"op":"replace","path":"/a","value":2},{"op":"add","path":"/b/x","value":[]},{"op":"remove","path":"/d~1e"},{"op":"add","path":"/f","value":null}])");
   EXPECT_EQ(to_json(diff_and_check("[1,2,3]", "[1,2,3]")), "[]");
   EXPECT_EQ(to_json(diff_and_check("1", "1.0")), "[]");
+}
+
+// Members are matched by name whatever their order on either side: removals and changes in the
+// old object's order, then additions in the new one's.
+TEST(JsonPatchDiff, MembersInAnyOrder) {
+  Document p = diff_and_check(R"({"a":1,"b":2,"c":3,"d":4,"e":5})",
+                              R"({"d":4,"c":30,"x":1,"a":1,"y":{},"e":5})");
+  EXPECT_EQ(
+      to_json(p),
+      R"([{"op":"remove","path":"/b"},{"op":"replace","path":"/c","value":30},{"op":"add","path":"/x","value":1},{"op":"add","path":"/y","value":{}}])");
+  std::mt19937 rng(3);
+  for (int i = 0; i < 500; ++i) {
+    std::string a = "{", b = "{";
+    std::vector<int> keys = {0, 1, 2, 3, 4, 5, 6, 7};
+    std::shuffle(keys.begin(), keys.end(), rng);
+    for (int k : keys) {
+      if (rng() % 3 == 0) continue;
+      if (a.size() > 1) a += ",";
+      a += "\"k" + std::to_string(k) + "\":" + std::to_string(rng() % 2);
+    }
+    std::shuffle(keys.begin(), keys.end(), rng);
+    for (int k : keys) {
+      if (rng() % 3 == 0) continue;
+      if (b.size() > 1) b += ",";
+      b += "\"k" + std::to_string(k) + "\":" + std::to_string(rng() % 2);
+    }
+    diff_and_check(a + "}", b + "}");
+  }
 }
 
 TEST(JsonPatchDiff, RandomListsRoundTrip) {

@@ -1,9 +1,14 @@
 #include "api/json.hpp"
 
+#include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "api/go_format.hpp"
 #include "api/json_copy.hpp"
+#include "api/json_writer.hpp"
 #include "test/unit/api/json_text.hpp"
 #include "test/unit/api/random_json.hpp"
 
@@ -89,20 +94,90 @@ TEST(Json, WritesStringsInValuesAsAlone) {
     for (int b : {0, 1, int{'\n'}, int{'"'}, int{'\\'}, int{'<'}, int{'&'}, int{'z'}, 0x7f, 0x80,
                   0xc3, 0xe2, 0xff}) {
       for (std::size_t len = 1; len < 40; ++len) {
-        std::string str(len, 'k');
-        str[len / 2] = static_cast<char>(b);
-        Document d(rapidjson::kObjectType);
-        Value list(rapidjson::kArrayType);
-        list.PushBack(make_string(str, d.GetAllocator()), d.GetAllocator());
-        list.PushBack(Value(static_cast<std::int64_t>(-9223372036854775807LL - 1)),
-                      d.GetAllocator());
-        d.AddMember(make_string(str, d.GetAllocator()), list, d.GetAllocator());
+        for (std::size_t at : {std::size_t{0}, len / 2, len - 1}) {
+          std::string str(len, 'k');
+          str[at] = static_cast<char>(b);
+          Document d(rapidjson::kObjectType);
+          Value list(rapidjson::kArrayType);
+          list.PushBack(make_string(str, d.GetAllocator()), d.GetAllocator());
+          list.PushBack(Value(static_cast<std::int64_t>(-9223372036854775807LL - 1)),
+                        d.GetAllocator());
+          d.AddMember(make_string(str, d.GetAllocator()), list, d.GetAllocator());
+          std::string alone;
+          append_json_string(alone, str, html);
+          EXPECT_EQ(to_json(d, JsonWriteOptions{.escape_html = html}),
+                    "{" + alone + ":[" + alone + ",-9223372036854775808]}")
+              << "byte " << b << " at " << at << " length " << len << " html " << html;
+        }
+      }
+    }
+  }
+}
+
+// A short string is checked with one 16-byte load when that stays within its page; a string
+// that ends just before an unreadable page is read byte by byte, not past its end (the next
+// page here faults on any read).
+TEST(Json, WritesShortStringsThatEndAtAPageBoundary) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  void* mem = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  ASSERT_EQ(mprotect(static_cast<char*>(mem) + page, page, PROT_NONE), 0);
+  char* end = static_cast<char*>(mem) + page;
+  for (bool html : {false, true}) {
+    for (std::size_t len = 1; len < 16; ++len) {
+      for (char special : {'a', '"', '<', '\n'}) {
+        char* s = end - len;
+        std::memset(s, 'x', len);
+        s[len - 1] = special;
+        std::string_view str(s, len);
+        Value v(rapidjson::StringRef(s, static_cast<rapidjson::SizeType>(len)));
         std::string alone;
         append_json_string(alone, str, html);
-        EXPECT_EQ(to_json(d, JsonWriteOptions{.escape_html = html}),
-                  "{" + alone + ":[" + alone + ",-9223372036854775808]}")
-            << "byte " << b << " length " << len << " html " << html;
+        EXPECT_EQ(to_json(v, JsonWriteOptions{.escape_html = html}), alone)
+            << "length " << len << " html " << html;
       }
+    }
+  }
+  munmap(mem, 2 * page);
+}
+
+// JsonWriter writes the same bytes as append_json, around text of the caller's own.
+TEST(Json, WriterWritesValuesAsAppendJson) {
+  Document d = json(R"({"a":[1,-2,0.5,"x<y",true,null,{}],"long key with \"quotes\"":"\u2028"})");
+  std::string out = "pre";
+  {
+    JsonWriter w(out);
+    w.raw('[');
+    w.value(d);
+    w.raw(",\"raw\",");
+    w.string("a&b");
+    w.raw(std::string(5000, ' '));  // more than the writer's buffer at once
+    w.raw(']');
+  }
+  std::string want = "pre[";
+  append_json(want, d);
+  want += ",\"raw\",";
+  append_json_string(want, "a&b");
+  want += std::string(5000, ' ') + "]";
+  EXPECT_EQ(out, want);
+  std::string plain;
+  JsonWriter(plain, false).string("a&b");
+  EXPECT_EQ(plain, "\"a&b\"");
+}
+
+// Strings longer than the writer's buffer, plain or with escapes and runes throughout.
+TEST(Json, WritesStringsLongerThanTheBuffer) {
+  for (std::size_t len : {2047u, 2048u, 2049u, 5000u}) {
+    for (std::string_view piece : {"abcdefgh", "a\"b<\u00e9\u2028\n\xff"}) {
+      std::string str;
+      while (str.size() < len)
+        str += piece;
+      Document d(rapidjson::kArrayType);
+      d.PushBack(Value(1), d.GetAllocator());
+      d.PushBack(make_string(str, d.GetAllocator()), d.GetAllocator());
+      std::string alone;
+      append_json_string(alone, str);
+      EXPECT_EQ(to_json(d), "[1," + alone + "]") << "length " << len << " piece " << piece;
     }
   }
 }
@@ -248,6 +323,26 @@ TEST(JsonCopy, CopiesAsCopyFromDoes) {
     expect_same_copy(by_copy_from, by_copy_json);
     ASSERT_EQ(to_json(by_copy_json), to_json(src));
   }
+}
+
+// Objects and arrays are copied at exactly their size, into whatever the destination held; the
+// copy owns its strings (it outlives its source) and grows like any value when edited.
+TEST(JsonCopy, CopiesAtExactSizeIntoAnyDestinationAndGrowsWhenEdited) {
+  Document dst = json(R"({"slot":{"old":[1,2,3]},"other":"x"})");
+  {
+    Document src = json(
+        R"({"name":"a name longer than sixteen bytes","short":"s","list":[{},[],"e",1.5,-1,null,true],"empty":{}})");
+    copy_json(dst["slot"], src, dst.GetAllocator());
+  }  // the source is gone
+  Value& slot = dst["slot"];
+  EXPECT_EQ(slot["list"].Capacity(), 7u);
+  slot.AddMember("added", Value(7), dst.GetAllocator());
+  slot["list"].PushBack(Value("pushed"), dst.GetAllocator());
+  slot["empty"].AddMember("k", Value(false), dst.GetAllocator());
+  slot.EraseMember(slot.FindMember("short"));
+  EXPECT_EQ(
+      to_json(dst),
+      R"({"slot":{"name":"a name longer than sixteen bytes","list":[{},[],"e",1.5,-1,null,true,"pushed"],"empty":{"k":false},"added":7},"other":"x"})");
 }
 
 TEST(JsonCopy, ConstantStringsStayReferencesAndOthersAreCopied) {

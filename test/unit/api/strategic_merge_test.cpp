@@ -129,6 +129,14 @@ TEST(StrategicMerge, ErrorsNameTheFieldAndLeaveTheTargetUntouched) {
   EXPECT_EQ(
       smp(R"({"spec":{}})", "spec:\n  $patch: frob\n"),
       R"(ERR strategic merge patch: spec: unknown patch type: "frob" in map: {"$patch":"frob"})");
+  EXPECT_EQ(
+      smp(R"({"spec":{}})", "$patch: frob\n"),
+      R"(ERR strategic merge patch: patch: unknown patch type: "frob" in map: {"$patch":"frob"})");
+  EXPECT_EQ(
+      smp(R"({"spec":{"containers":[{"name":"a","ports":[{"containerPort":80,"x":{}}]}]}})",
+          "spec:\n  containers:\n  - name: a\n    ports:\n    - containerPort: 80\n"
+          "      x:\n        $patch: frob\n"),
+      R"(ERR strategic merge patch: spec.containers[name=a].ports[containerPort=80].x: unknown patch type: "frob" in map: {"$patch":"frob"})");
   auto d = parse_json(R"({"a":1,"spec":{"containers":[{"name":"a"}]}})");
   Document doc = std::move(d).value();
   auto p = yaml_to_json("a: 2\nspec:\n  containers: [1]\n");
