@@ -27,10 +27,11 @@ class Classifier {
  public:
   Classifier(const detail::TemplateSet& set, const std::vector<std::string>& fields,
              const std::vector<std::string_view>& pure, const std::vector<KeyedRead>& keyed,
-             MemoSlots& slots)
+             const std::vector<ExpectedValue>& expected, MemoSlots& slots)
       : fields_(fields),
         pure_(pure),
         keyed_(keyed),
+        expected_(expected),
         slots_(slots),
         done_(set.arena.size(), kUnknown),
         keys_(set.arena.size()) {
@@ -62,13 +63,32 @@ class Classifier {
     const auto& chain = static_cast<const detail::FieldNode*>(args[1])->ident;
     for (const KeyedRead& k : keyed_) {
       if (k.function != id->name || k.argument != chain) continue;
-      auto m = std::find(slots_.maps.begin(), slots_.maps.end(), k.map);
-      if (m == slots_.maps.end()) m = slots_.maps.insert(m, k.map);
-      auto map = static_cast<std::uint32_t>(m - slots_.maps.begin());
+      std::uint32_t map = map_index(k.map);
       const std::string& key = static_cast<const detail::StringNode*>(args[2])->text;
       for (std::uint32_t i = 0; i < slots_.keys.size(); ++i)
-        if (slots_.keys[i].map == map && slots_.keys[i].key == key) return i;
-      slots_.keys.push_back({map, key});
+        if (slots_.keys[i].map == map && !slots_.keys[i].equals && slots_.keys[i].key == key)
+          return i;
+      slots_.keys.push_back({map, key, std::nullopt});
+      return static_cast<std::uint32_t>(slots_.keys.size() - 1);
+    }
+    return std::nullopt;
+  }
+
+  // The index of field chain `chain` in slots_.maps (added if new).
+  std::uint32_t map_index(const std::vector<std::string>& chain) {
+    auto m = std::find(slots_.maps.begin(), slots_.maps.end(), chain);
+    if (m == slots_.maps.end()) m = slots_.maps.insert(m, chain);
+    return static_cast<std::uint32_t>(m - slots_.maps.begin());
+  }
+
+  // The id of the key "field chain `chain` has its expected value", when one is declared.
+  std::optional<std::uint32_t> expected_read(const std::vector<std::string>& chain) {
+    for (const ExpectedValue& e : expected_) {
+      if (e.field != chain) continue;
+      std::uint32_t map = map_index(chain);
+      for (std::uint32_t i = 0; i < slots_.keys.size(); ++i)
+        if (slots_.keys[i].map == map && slots_.keys[i].equals) return i;
+      slots_.keys.push_back({map, "", e.value});
       return static_cast<std::uint32_t>(slots_.keys.size() - 1);
     }
     return std::nullopt;
@@ -98,6 +118,10 @@ class Classifier {
         return MemoSlots::kLiteral;
       case NodeType::kField: {
         const auto& ident = static_cast<const detail::FieldNode*>(n)->ident;
+        if (auto key = expected_read(ident)) {
+          add_keys(n, {*key});
+          return MemoSlots::kIfAbsent;
+        }
         if (!ident.empty() && std::find(fields_.begin(), fields_.end(), ident[0]) != fields_.end())
           return MemoSlots::kAny;
         return MemoSlots::kNo;
@@ -268,7 +292,9 @@ class Classifier {
       case NodeType::kField: {
         if (ctx.dot == Dot::kConst) return ctx.dot_keys;
         const auto& ident = static_cast<const detail::FieldNode*>(n)->ident;
-        if (ctx.dot == Dot::kRoot && !ident.empty() && constant_field(ident[0])) return Keys{};
+        if (ctx.dot != Dot::kRoot) return std::nullopt;
+        if (auto key = expected_read(ident)) return Keys{*key};
+        if (!ident.empty() && constant_field(ident[0])) return Keys{};
         return std::nullopt;
       }
       case NodeType::kVariable: {
@@ -458,6 +484,7 @@ class Classifier {
   const std::vector<std::string>& fields_;
   std::vector<std::string_view> pure_;
   const std::vector<KeyedRead>& keyed_;
+  const std::vector<ExpectedValue>& expected_;
   MemoSlots& slots_;
   std::vector<std::uint8_t> done_;
   std::vector<std::vector<std::uint32_t>> keys_;  // by Node::id
@@ -525,7 +552,8 @@ void mark_reachable(const Node* n, std::vector<bool>& seen) {
 
 ConstantMemo::ConstantMemo(const Template& t, const std::vector<std::string>& constant_fields,
                            const std::vector<std::string_view>& pure_functions,
-                           const std::vector<KeyedRead>& keyed_reads)
+                           const std::vector<KeyedRead>& keyed_reads,
+                           const std::vector<ExpectedValue>& expected_values)
     : slots_(std::make_unique<MemoSlots>()) {
   const detail::TemplateSet& set = *t.set_;
   slots_->set = t.set_;
@@ -541,7 +569,7 @@ ConstantMemo::ConstantMemo(const Template& t, const std::vector<std::string>& co
   slots_->run_end.assign(n, 0);
   if (may_mutate(set)) return;
   slots_->enabled = true;
-  Classifier c(set, constant_fields, pure_functions, keyed_reads, *slots_);
+  Classifier c(set, constant_fields, pure_functions, keyed_reads, expected_values, *slots_);
   std::vector<bool> reachable(n, false);
   for (const auto& [name, root] : set.trees)
     mark_reachable(root, reachable);
@@ -566,6 +594,16 @@ ConstantMemo::ConstantMemo(const Template& t, const std::vector<std::string>& co
   c.find_runs(set);
   keyed.insert(keyed.end(), c.run_key_ids_.begin(), c.run_key_ids_.end());
   slots_->key_words = static_cast<std::uint32_t>((slots_->keys.size() + 63) / 64);
+  slots_->map_keys.resize(slots_->maps.size());
+  for (std::uint32_t id = 0; id < slots_->keys.size(); ++id) {
+    const MemoSlots::Key& k = slots_->keys[id];
+    if (k.equals)
+      slots_->value_keys.push_back(id);
+    else
+      slots_->map_keys[k.map].emplace_back(k.key, id);
+  }
+  for (auto& keys : slots_->map_keys)
+    std::sort(keys.begin(), keys.end());
   for (const auto& [id, keys] : keyed) {
     if (keys.empty()) continue;
     slots_->key_range[id] = {static_cast<std::uint32_t>(slots_->key_bits.size()),

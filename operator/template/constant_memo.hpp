@@ -42,6 +42,11 @@
 // scalar, for those executions, and evaluated as without the memo in the others. Each
 // execution looks a key up at most once.
 //
+// Expected values (optional): a field chain of the root data and a scalar it has in most
+// executions (the pod's proxy UID: 1337 unless its namespace says otherwise). An expression
+// reading it is constant, like one of a keyed read, in the executions in which the chain has
+// exactly that value (same kind); it is evaluated as without the memo in the others.
+//
 // Output runs: beyond values, the memo remembers text. In a list walked with dot the root
 // (the template's body, the bodies of its `if`s, a `{{template "x" .}}` callee), a run is a
 // stretch of consecutive nodes (texts, actions that declare no variable, if/with/range,
@@ -79,11 +84,18 @@ struct KeyedRead {
   std::vector<std::string> map;       // the map it reads, e.g. {"ObjectMeta", "Annotations"}
 };
 
+// See "Expected values" above.
+struct ExpectedValue {
+  std::vector<std::string> field;  // e.g. {"ProxyUID"}
+  Value value;                     // a string, bool or integer
+};
+
 class ConstantMemo {
  public:
   ConstantMemo(const Template& t, const std::vector<std::string>& constant_fields,
                const std::vector<std::string_view>& pure_functions,
-               const std::vector<KeyedRead>& keyed_reads = {});
+               const std::vector<KeyedRead>& keyed_reads = {},
+               const std::vector<ExpectedValue>& expected_values = {});
   ~ConstantMemo();
   ConstantMemo(const ConstantMemo&) = delete;
   ConstantMemo& operator=(const ConstantMemo&) = delete;

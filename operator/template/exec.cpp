@@ -115,26 +115,73 @@ class State {
     return code;
   }
 
-  // Whether this execution's maps lack every key of the kIfAbsent node (or run) `n`. Every
-  // key is looked up once, at the first call, into a bit set of the keys present.
+  // Whether this execution's maps lack every key of the kIfAbsent node (or run) `n` (and its
+  // expected values hold). Every key is looked up once, at the first call, into a bit set of
+  // the keys present: the entries of each map (a pod has few) are looked up among the memo's
+  // keys of that map.
   bool keys_absent(const Node* n) {
-    if (present_.empty()) {
-      present_.assign(memo_->key_words, 0);
-      maps_.resize(memo_->maps.size());
-      for (std::size_t id = 0; id < memo_->keys.size(); ++id) {
-        const MemoSlots::Key& k = memo_->keys[id];
-        if (!map_lacks(k.map, k.key)) present_[id / 64] |= std::uint64_t{1} << (id % 64);
-      }
-    }
+    if (present_.empty()) find_present_keys();
     std::span<const std::uint64_t> bits = memo_->key_bits_of(n);
     for (std::size_t w = 0; w < bits.size(); ++w)
       if ((bits[w] & present_[w]) != 0) return false;
     return true;
   }
 
-  // Whether map `i` of the memo (a field chain from the root data) is a map, possibly nil,
-  // without `key`; false when the chain does not lead to one.
-  bool map_lacks(std::uint32_t i, std::string_view key) {
+  void find_present_keys() {
+    present_.assign(memo_->key_words, 0);
+    auto set = [this](std::uint32_t id) { present_[id / 64] |= std::uint64_t{1} << (id % 64); };
+    for (std::size_t m = 0; m < memo_->maps.size(); ++m) {
+      const auto& keys = memo_->map_keys[m];
+      if (keys.empty()) continue;
+      auto look_up = [&](std::string_view entry) {
+        auto it = std::lower_bound(keys.begin(), keys.end(), entry,
+                                   [](const auto& k, std::string_view e) { return k.first < e; });
+        if (it != keys.end() && it->first == entry) set(it->second);
+      };
+      const Value& v = map_value(m);
+      if (v.kind() == Kind::kStringMap) {
+        if (v.as_string_map() != nullptr)
+          for (const auto& [k, _] : v.as_string_map()->entries())
+            look_up(k);
+      } else if (v.kind() == Kind::kMap) {
+        if (v.as_map() != nullptr)
+          for (const auto& [k, _] : v.as_map()->entries())
+            look_up(k);
+      } else {
+        for (const auto& [_, id] : keys)  // not a map: no key is known absent
+          set(id);
+      }
+    }
+    for (std::uint32_t id : memo_->value_keys) {
+      const MemoSlots::Key& k = memo_->keys[id];
+      if (!same_scalar(map_value(k.map), *k.equals)) set(id);
+    }
+  }
+
+  static bool same_scalar(const Value& a, const Value& b) {
+    if (a.kind() != b.kind() || a.boxed() != b.boxed()) return false;
+    switch (a.kind()) {
+      case Kind::kString:
+        return a.as_string() == b.as_string();
+      case Kind::kBool:
+        return a.as_bool() == b.as_bool();
+      case Kind::kInt:
+      case Kind::kInt32:
+      case Kind::kInt64:
+        return a.as_int() == b.as_int();
+      case Kind::kUint:
+      case Kind::kUint8:
+      case Kind::kUint32:
+      case Kind::kUint64:
+        return a.as_uint() == b.as_uint();
+      default:
+        return false;
+    }
+  }
+
+  // The value of field chain `i` of the memo (from the root data) in this execution.
+  const Value& map_value(std::size_t i) {
+    if (maps_.empty()) maps_.resize(memo_->maps.size());
     std::optional<Value>& m = maps_[i];
     if (!m) {
       Value v = *root_value_;
@@ -151,14 +198,7 @@ class State {
       }
       m = std::move(v);
     }
-    switch (m->kind()) {
-      case Kind::kStringMap:
-        return m->as_string_map() == nullptr || m->as_string_map()->find(key) == nullptr;
-      case Kind::kMap:
-        return m->as_map() == nullptr || m->as_map()->find(key) == nullptr;
-      default:
-        return false;
-    }
+    return *m;
   }
 
   // --- variables -----------------------------------------------------------------

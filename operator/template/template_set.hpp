@@ -76,9 +76,12 @@ struct MemoSlots {
     kIfAbsent,
   };
   // A key that keyed reads look up: maps[map] is the field chain of the map.
+  // Or, with `equals`, the condition "the field chain maps[map] is not that scalar" (an
+  // ExpectedValue; `key` is empty).
   struct Key {
     std::uint32_t map;
     std::string key;
+    std::optional<Value> equals;
   };
   // A remembered value, and the node the executor was at when it finished evaluating it
   // (where a later error without a node of its own is reported, as without the memo).
@@ -109,6 +112,9 @@ struct MemoSlots {
   std::size_t constants = 0;
   std::vector<std::vector<std::string>> maps;  // field chains from the root data
   std::vector<Key> keys;
+  // By map: its keys and their ids, sorted; the ids of the keys with `equals`.
+  std::vector<std::vector<std::pair<std::string, std::uint32_t>>> map_keys;
+  std::vector<std::uint32_t> value_keys;
   // The keys of a kIfAbsent node or of a run's first node, as a bit set over `keys`:
   // key_bits[key_range[id].first, +key_words), when key_range[id].second (their number) is
   // not 0.

@@ -346,5 +346,60 @@ TEST(ConstantMemo, BreakAndContinueOfTheirOwnRangeOnly) {
   EXPECT_EQ(m.run(root(values(), "p3")), "OK b|p3x");
 }
 
+// Expected values: root data {"Values": values, "UID": uid, "Ann": ...}; the memo may remember
+// what reads .UID for the executions in which it is int64 1337.
+Value uid_root(const Value& values, Value uid, Value ann = Value::typed_nil(Kind::kStringMap)) {
+  auto m = std::make_shared<Map>();
+  m->set("Ann", std::move(ann));
+  m->set("UID", std::move(uid));
+  m->set("Values", values);
+  return Value::map(std::move(m));
+}
+
+struct ExpectedMemoized {
+  std::shared_ptr<const Template> tmpl;
+  std::unique_ptr<ConstantMemo> memo;
+  explicit ExpectedMemoized(std::string_view text) {
+    auto t = Template::parse("t", text);
+    EXPECT_TRUE(t.ok()) << t.message();
+    tmpl = *t;
+    memo = std::make_unique<ConstantMemo>(
+        *tmpl, std::vector<std::string>{"Values"}, default_pure_functions(),
+        std::vector<KeyedRead>{{"index", {"Ann"}, {"Ann"}}},
+        std::vector<ExpectedValue>{{{"UID"}, Value::integer(1337, Kind::kInt64)}});
+  }
+  std::string run(const Value& data, bool with_memo = true) const {
+    ExecOptions o;
+    o.memo = with_memo ? memo.get() : nullptr;
+    auto out = tmpl->execute(data, o);
+    return out.ok() ? "OK " + *out : "ERR " + out.message();
+  }
+};
+
+TEST(ConstantMemo, ExpectedValuesAreRememberedOnlyWhenTheyHoldExactly) {
+  ExpectedMemoized m(R"({{ if .Values.s }}{{ .UID | default 5 }}{{ index .Ann "a" }}{{ end }})"
+                     R"(|{{ .UID }}|{{ printf "%T" .UID }})");
+  const std::vector<Value> uids = {Value::integer(1337, Kind::kInt64),
+                                   Value::integer(1000, Kind::kInt64),
+                                   Value::integer(1337),
+                                   Value::string("1337"),
+                                   Value::integer(0, Kind::kInt64),
+                                   Value()};
+  for (std::size_t i = 0; i < uids.size(); ++i) {
+    Value data = uid_root(values(), uids[i]);
+    EXPECT_EQ(m.run(data), m.run(data, false)) << i;
+  }
+  EXPECT_GT(m.memo->filled_runs(), 0u);
+  // After the text for int64 1337 is remembered, other values (or kinds) are walked.
+  Value other = json_data(R"({"s": "x"})");
+  EXPECT_EQ(m.run(uid_root(other, Value::integer(1337, Kind::kInt64))), "OK 1337|1337|int64");
+  EXPECT_EQ(m.run(uid_root(other, Value::integer(7, Kind::kInt64))), "OK 7|7|int64");
+  EXPECT_EQ(m.run(uid_root(other, Value::integer(1337))), "OK 1337|1337|int");
+  // A keyed read's map that is not a map holds every key: evaluated (an error here, as Go's).
+  Value not_a_map = uid_root(values(), Value::integer(1337, Kind::kInt64), Value::string("m"));
+  EXPECT_EQ(m.run(not_a_map), m.run(not_a_map, false));
+  EXPECT_EQ(m.run(not_a_map).substr(0, 3), "ERR");
+}
+
 }  // namespace
 }  // namespace meshop::template_engine
