@@ -439,10 +439,13 @@ class Classifier {
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const Node* n = nodes[i];
       Cls c = stmt(n, ctx);
-      bool declares = n->type == NodeType::kAction &&
-                      !static_cast<const detail::ActionNode*>(n)->pipe->decl.empty();
+      // A declaration of constant variables may be in a run (replayed with their values).
+      bool declares_other = false;
+      if (n->type == NodeType::kAction)
+        for (const detail::VariableNode* v : static_cast<const detail::ActionNode*>(n)->pipe->decl)
+          declares_other = declares_other || lookup(v->var_id)->value != Dot::kConst;
       bool flow = n->type == NodeType::kBreak || n->type == NodeType::kContinue;
-      if (c && !declares && !flow) {
+      if (c && !declares_other && !flow) {
         merge(run_keys, *c);
         if (n->type != NodeType::kText && n->type != NodeType::kComment) run_worth = true;
       } else {

@@ -332,6 +332,7 @@ class State {
   Flow record_run(const Value& dot, const std::vector<Node*>& nodes, std::size_t from,
                   std::size_t end) {
     std::size_t out_from = out_.size();
+    std::size_t vars_from = vars_.size();
     std::uint64_t steps_from = steps_;
     int saved_nest = std::exchange(nest_high_, nesting_);
     int saved_depth = std::exchange(depth_high_, depth_);
@@ -340,8 +341,23 @@ class State {
       Flow f = walk(dot, nodes[i]);
       if (f != Flow::kNormal) return f;
     }
-    memo_->put_text(nodes[from], {out_.substr(out_from), steps_ - steps_from, nest_high_ - nesting_,
-                                  depth_high_ - depth_, node_});
+    MemoSlots::KnownText known{out_.substr(out_from),
+                               steps_ - steps_from,
+                               nest_high_ - nesting_,
+                               depth_high_ - depth_,
+                               node_,
+                               {},
+                               false};
+    // What the run's top-level actions declared (nested scopes have been popped).
+    for (std::size_t i = vars_from; i < vars_.size(); ++i) {
+      known.vars.emplace_back(vars_[i].id, vars_[i].value);
+      if (!MemoSlots::is_scalar(vars_[i].value)) known.walk_only = true;
+    }
+    if (known.walk_only) {
+      known.text.clear();
+      known.vars.clear();
+    }
+    memo_->put_text(nodes[from], std::move(known));
     nest_high_ = std::max(saved_nest, nest_high_);
     depth_high_ = std::max(saved_depth, depth_high_);
     return Flow::kNormal;
@@ -349,6 +365,7 @@ class State {
 
   // Appends a remembered run; false (nothing done) when its walk would cross a limit here.
   bool replay(const Node* first, const MemoSlots::KnownText& k) {
+    if (k.walk_only) return false;
     if (options_.max_steps != 0 && steps_ + k.steps > options_.max_steps) return false;
     if (options_.max_output_bytes != 0 &&
         out_.size() - out_start_ + k.text.size() > options_.max_output_bytes)
@@ -363,6 +380,8 @@ class State {
              std::to_string(options_.max_duration.count()) + "ms");
     }
     out_ += k.text;
+    for (const auto& [id, value] : k.vars)
+      push(id, value);
     node_ = k.at;
     nest_high_ = std::max(nest_high_, nesting_ + k.nesting);
     depth_high_ = std::max(depth_high_, depth_ + k.depth);
@@ -762,7 +781,7 @@ class State {
         if (field) {
           if (o->is_nil()) errorf("nil pointer evaluating " + typ() + "." + name);
           if (has_args) errorf(name + " has arguments but cannot be invoked as function");
-          return *field;
+          return std::move(*field);
         }
         break;
       }
@@ -942,14 +961,15 @@ class State {
     return true;
   }
 
-  Value validate_type(const Value& value, const ArgType& typ) {
+  // By value: an argument just evaluated moves through without a copy.
+  Value validate_type(Value value, const ArgType& typ) {
     if (value.is_invalid()) {
       if (typ.mode == ArgType::kNone) return Value();
       if (can_be_nil(typ)) return zero_of(typ);
       errorf("invalid value; expected " + arg_type_name(typ));
     }
     if (typ.mode != ArgType::kParam) return value;
-    Value v = value;
+    Value v = std::move(value);
     v.set_boxed(false);
     if (typ.is_any()) return v;
     if (v.is_nil())

@@ -92,12 +92,17 @@ struct MemoSlots {
   // The remembered walk of a run (ConstantMemo's "Output runs"): its text, the steps it took,
   // how much deeper than where it started it nested (if/with/range/template) and called
   // templates, and the node the executor was at when it finished.
+  // Also the variables the run declares (at its top level), with their values; a run whose
+  // variables are not all scalars is walked every time (`walk_only`), as the memo shares no
+  // list or map across executions.
   struct KnownText {
     std::string text;
     std::uint64_t steps;
     int nesting;
     int depth;
     const Node* at;
+    std::vector<std::pair<int, Value>> vars;
+    bool walk_only = false;
   };
   std::shared_ptr<const TemplateSet> set;
   std::vector<std::uint8_t> code;  // by Node::id

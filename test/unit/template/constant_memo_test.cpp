@@ -401,5 +401,18 @@ TEST(ConstantMemo, ExpectedValuesAreRememberedOnlyWhenTheyHoldExactly) {
   EXPECT_EQ(m.run(not_a_map).substr(0, 3), "ERR");
 }
 
+TEST(ConstantMemo, RunsDeclareTheirVariablesAgain) {
+  // Constant declarations inside runs: replayed with their values, in their scopes; a list
+  // value is not shared across executions (that run is walked each time).
+  Memoized m(R"({{ $a := .Values.s }}{{ $b := upper .Values.image }}x{{ .Pod }})"
+             R"({{ $a }}{{ $b }}{{ if .Pod }}{{ $a := "inner" }}{{ $a }}{{ end }}{{ $a }}|)"
+             R"({{ $l := list .Values.image }}{{ $m := append $l "x" }}{{ len $m }}{{ len $l }})");
+  for (std::string_view pod : {"p1", "p2", "p3"}) {
+    Value data = root(values(), pod);
+    EXPECT_EQ(m.run(data), m.run(data, false)) << pod;
+  }
+  EXPECT_EQ(m.run(root(values(), "p4")), "OK xp4strPROXYV2innerstr|21");
+}
+
 }  // namespace
 }  // namespace meshop::template_engine
