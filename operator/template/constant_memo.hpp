@@ -49,16 +49,19 @@
 //
 // Output runs: beyond values, the memo remembers text. In a list walked with dot the root
 // (the template's body, the bodies of its `if`s, a `{{template "x" .}}` callee), a run is a
-// stretch of consecutive nodes (texts, actions that declare no variable, if/with/range,
-// template calls) whose every expression is constant in the sense above, where the
-// constants also include: dot inside a `with` or `range` over a constant pipeline, and
-// variables declared by a constant pipeline and never assigned. Such a run prints the same
-// text, walks the same number of steps and nests as deep in every execution (whose maps lack
-// the keys of its keyed reads): the first execution walks it and remembers that; the others
-// append the text in one step and count its steps. They walk it instead when the remembered
-// walk would cross a limit of ExecOptions (steps, output bytes) or the nesting and template
-// depth limits from where they are, so limit errors are those of a walk; the time limit is
-// checked when the counted steps cross a multiple of 16, as a walk does.
+// stretch of consecutive nodes (texts, actions, if/with/range, template calls) whose every
+// expression is constant in the sense above, where the constants also include: dot inside a
+// `with` or `range` over a constant pipeline, and variables declared by a constant pipeline
+// and never assigned. Such a run prints the same text, declares the same variables, walks
+// the same number of steps and nests as deep in every execution (whose maps lack the keys of
+// its keyed reads and whose expected values hold): the first execution walks it and
+// remembers that; the others append the text and push the variables in one step and count
+// its steps (a run that declares a list or map is walked every time). They walk it instead
+// when the remembered walk would cross a limit of ExecOptions (steps, output bytes) or the
+// nesting and template depth limits from where they are, so limit errors are those of a walk;
+// the time limit is checked when the counted steps cross a multiple of 16, as a walk does.
+// (The stack-use safety net of sanitizer builds is not replayed: a remembered run uses less
+// stack than its walk.) A run is never used by a TemplateGroup execution.
 //
 // Thread safety: executions may share one memo from any number of threads; a slot is filled
 // at most once (the first writer wins; a racing one computed the same value).
