@@ -170,8 +170,18 @@ api::Result<std::shared_ptr<const api::Value>> render(const Snapshot& s, const t
   te::ExecOptions options = s.template_limits;
   if (auto memo = s.template_memos.find(name); memo != s.template_memos.end())
     options.memo = default_proxy ? memo->second.default_proxy.get() : memo->second.any_pod.get();
-  auto out = t.execute(data, options);
-  if (!out) return out.error();
+  // The text is only read here (the render cache and ReusableYaml copy what they keep): one
+  // buffer per thread, with the capacity of the renderings before, instead of a new ~30 KB
+  // string per pod. A buffer grown past 1 MiB (a runaway template) is released after use.
+  thread_local std::string text;
+  text.clear();
+  struct Release {
+    ~Release() {
+      if (text.capacity() > (std::size_t{1} << 20)) std::string().swap(text);
+    }
+  } release;
+  if (auto st = t.execute_into(text, data, options); !st) return std::move(st).error();
+  const std::string* out = &text;
   if (auto hit = s.render_cache.find(ns, name, *out, plain)) return hit;
   auto parsed = api::ReusableYaml::read(*out);
   if (!parsed)

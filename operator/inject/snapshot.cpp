@@ -147,9 +147,9 @@ api::Status parse_config(std::string_view text, Snapshot& s) {
       s.templates[name] = *parsed;
       s.template_memos[name] = {
           std::make_shared<const te::ConstantMemo>(**parsed, snapshot_data_fields(), pure,
-                                                   pod_keyed_reads()),
+                                                   pod_keyed_reads(), pod_expected_values()),
           std::make_shared<const te::ConstantMemo>(**parsed, default_proxy_data_fields(), pure,
-                                                   pod_keyed_reads())};
+                                                   pod_keyed_reads(), pod_expected_values())};
       if (template_may_call_nondeterministic(source)) s.deterministic = false;
     }
   }
@@ -289,6 +289,13 @@ const std::vector<te::KeyedRead>& pod_keyed_reads() {
     return r;
   }();
   return reads;
+}
+
+const std::vector<te::ExpectedValue>& pod_expected_values() {
+  static const std::vector<te::ExpectedValue> values = {
+      {{"ProxyUID"}, te::Value::integer(kDefaultProxyId, te::Kind::kInt64)},
+      {{"ProxyGID"}, te::Value::integer(kDefaultProxyId, te::Kind::kInt64)}};
+  return values;
 }
 
 const std::vector<std::string_view>& nondeterministic_functions() {

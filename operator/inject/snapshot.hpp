@@ -16,6 +16,7 @@
 // Immutable after build_snapshot(); safe to read from any number of threads.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -112,6 +113,14 @@ const std::vector<std::string>& default_proxy_data_fields();
 // views (struct_view), `annotation` then answers its default as a string, `isset` false and
 // `index` "" (then indexes that further, if asked).
 const std::vector<template_engine::KeyedRead>& pod_keyed_reads();
+
+// The proxy's UID and GID that inject() puts in .ProxyUID and .ProxyGID (int64) unless the
+// pod's namespace asks for others (OpenShift's uid range).
+inline constexpr std::int64_t kDefaultProxyId = 1337;
+
+// .ProxyUID and .ProxyGID at kDefaultProxyId: the template_memos also remember expressions
+// built from them for the pods that have those (template_engine::ExpectedValue).
+const std::vector<template_engine::ExpectedValue>& pod_expected_values();
 
 // The template functions (sprig's, as meshop defines them) whose results depend on more than
 // their arguments: the clock (now, ago, date... without a time argument format now), random

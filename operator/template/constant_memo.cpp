@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
+#include <map>
 #include <optional>
 
 #include "operator/template/template_set.hpp"
@@ -25,10 +27,11 @@ class Classifier {
  public:
   Classifier(const detail::TemplateSet& set, const std::vector<std::string>& fields,
              const std::vector<std::string_view>& pure, const std::vector<KeyedRead>& keyed,
-             MemoSlots& slots)
+             const std::vector<ExpectedValue>& expected, MemoSlots& slots)
       : fields_(fields),
         pure_(pure),
         keyed_(keyed),
+        expected_(expected),
         slots_(slots),
         done_(set.arena.size(), kUnknown),
         keys_(set.arena.size()) {
@@ -60,13 +63,32 @@ class Classifier {
     const auto& chain = static_cast<const detail::FieldNode*>(args[1])->ident;
     for (const KeyedRead& k : keyed_) {
       if (k.function != id->name || k.argument != chain) continue;
-      auto m = std::find(slots_.maps.begin(), slots_.maps.end(), k.map);
-      if (m == slots_.maps.end()) m = slots_.maps.insert(m, k.map);
-      auto map = static_cast<std::uint32_t>(m - slots_.maps.begin());
+      std::uint32_t map = map_index(k.map);
       const std::string& key = static_cast<const detail::StringNode*>(args[2])->text;
       for (std::uint32_t i = 0; i < slots_.keys.size(); ++i)
-        if (slots_.keys[i].map == map && slots_.keys[i].key == key) return i;
-      slots_.keys.push_back({map, key});
+        if (slots_.keys[i].map == map && !slots_.keys[i].equals && slots_.keys[i].key == key)
+          return i;
+      slots_.keys.push_back({map, key, std::nullopt});
+      return static_cast<std::uint32_t>(slots_.keys.size() - 1);
+    }
+    return std::nullopt;
+  }
+
+  // The index of field chain `chain` in slots_.maps (added if new).
+  std::uint32_t map_index(const std::vector<std::string>& chain) {
+    auto m = std::find(slots_.maps.begin(), slots_.maps.end(), chain);
+    if (m == slots_.maps.end()) m = slots_.maps.insert(m, chain);
+    return static_cast<std::uint32_t>(m - slots_.maps.begin());
+  }
+
+  // The id of the key "field chain `chain` has its expected value", when one is declared.
+  std::optional<std::uint32_t> expected_read(const std::vector<std::string>& chain) {
+    for (const ExpectedValue& e : expected_) {
+      if (e.field != chain) continue;
+      std::uint32_t map = map_index(chain);
+      for (std::uint32_t i = 0; i < slots_.keys.size(); ++i)
+        if (slots_.keys[i].map == map && slots_.keys[i].equals) return i;
+      slots_.keys.push_back({map, "", e.value});
       return static_cast<std::uint32_t>(slots_.keys.size() - 1);
     }
     return std::nullopt;
@@ -96,6 +118,10 @@ class Classifier {
         return MemoSlots::kLiteral;
       case NodeType::kField: {
         const auto& ident = static_cast<const detail::FieldNode*>(n)->ident;
+        if (auto key = expected_read(ident)) {
+          add_keys(n, {*key});
+          return MemoSlots::kIfAbsent;
+        }
         if (!ident.empty() && std::find(fields_.begin(), fields_.end(), ident[0]) != fields_.end())
           return MemoSlots::kAny;
         return MemoSlots::kNo;
@@ -169,9 +195,299 @@ class Classifier {
     }
   }
 
+ public:
+  // --- output runs ------------------------------------------------------------------
+  // Finds the runs of every tree of `set` (see "Output runs" in constant_memo.hpp).
+  void find_runs(const detail::TemplateSet& set) {
+    set_ = &set;
+    mark_unstable_variables(set);
+    for (const auto& [name, root] : set.trees)
+      tree(name);
+  }
+
+ private:
+  using Keys = std::vector<std::uint32_t>;  // sorted ids into slots_.keys
+  using Cls = std::optional<Keys>;          // nullopt: not constant
+
+  // What dot is, statically: the root data, a constant value (read under `keys`), or other.
+  enum class Dot : std::uint8_t { kRoot, kConst, kOther };
+  struct Ctx {
+    Dot dot = Dot::kRoot;
+    Keys dot_keys;
+    bool loop_body = false;  // a {{break}} or {{continue}} here ends a constant range's pass
+  };
+  // A variable in scope (the executor's vars_, statically): the root data, a constant, or
+  // other.
+  struct Binding {
+    int var;
+    Dot value;
+    Keys keys;
+  };
+
+  static void merge(Keys& to, const Keys& from) {
+    Keys out;
+    std::set_union(to.begin(), to.end(), from.begin(), from.end(), std::back_inserter(out));
+    to = std::move(out);
+  }
+  static Cls join(Cls a, const Cls& b) {
+    if (!a || !b) return std::nullopt;
+    merge(*a, *b);
+    return a;
+  }
+
+  // Variables whose value may change after their declaration (assigned with `=`), or that a
+  // parenthesised pipeline declares (in the middle of an expression): never constant.
+  void mark_unstable_variables(const detail::TemplateSet& set) {
+    std::vector<bool> top_level(set.arena.size(), false);
+    for (const auto& node : set.arena) {
+      const detail::PipeNode* p = nullptr;
+      if (node->type == NodeType::kAction)
+        p = static_cast<const detail::ActionNode*>(node.get())->pipe;
+      else if (node->type == NodeType::kIf || node->type == NodeType::kWith ||
+               node->type == NodeType::kRange)
+        p = static_cast<const detail::BranchNode*>(node.get())->pipe;
+      if (p != nullptr) top_level[p->id] = true;
+    }
+    for (const auto& node : set.arena) {
+      if (node->type != NodeType::kPipe) continue;
+      const auto* p = static_cast<const detail::PipeNode*>(node.get());
+      if (p->decl.empty() || (!p->is_assign && top_level[p->id])) continue;
+      for (const detail::VariableNode* v : p->decl)
+        unstable_.push_back(v->var_id);
+    }
+    std::sort(unstable_.begin(), unstable_.end());
+  }
+
+  const Binding* lookup(int var) const {
+    for (std::size_t i = scope_.size(); i-- > 0;)
+      if (scope_[i].var == var) return &scope_[i];
+    return nullptr;
+  }
+  void declare(const detail::PipeNode* p, const Cls& value) {
+    for (const detail::VariableNode* v : p->decl) {
+      bool stable = !std::binary_search(unstable_.begin(), unstable_.end(), v->var_id);
+      if (value && stable)
+        scope_.push_back({v->var_id, Dot::kConst, *value});
+      else
+        scope_.push_back({v->var_id, Dot::kOther, {}});
+    }
+  }
+
+  bool constant_field(const std::string& name) const {
+    return std::find(fields_.begin(), fields_.end(), name) != fields_.end();
+  }
+
+  // Whether expression `n` gives the same value in every execution in which the static
+  // context `ctx` holds and the maps lack the returned keys.
+  Cls expr(const Node* n, const Ctx& ctx) {
+    switch (n->type) {
+      case NodeType::kString:
+      case NodeType::kNumber:
+      case NodeType::kBool:
+      case NodeType::kNil:
+        return Keys{};
+      case NodeType::kDot:
+        if (ctx.dot == Dot::kConst) return ctx.dot_keys;
+        return std::nullopt;
+      case NodeType::kField: {
+        if (ctx.dot == Dot::kConst) return ctx.dot_keys;
+        const auto& ident = static_cast<const detail::FieldNode*>(n)->ident;
+        if (ctx.dot != Dot::kRoot) return std::nullopt;
+        if (auto key = expected_read(ident)) return Keys{*key};
+        if (!ident.empty() && constant_field(ident[0])) return Keys{};
+        return std::nullopt;
+      }
+      case NodeType::kVariable: {
+        const auto* v = static_cast<const detail::VariableNode*>(n);
+        const Binding* b = lookup(v->var_id);
+        if (b == nullptr) return std::nullopt;
+        if (b->value == Dot::kConst) return b->keys;
+        if (b->value == Dot::kRoot && v->ident.size() > 1 && constant_field(v->ident[1]))
+          return Keys{};
+        return std::nullopt;
+      }
+      case NodeType::kChain: {
+        const auto* c = static_cast<const detail::ChainNode*>(n);
+        if (c->node->type == NodeType::kNil) return std::nullopt;  // an error
+        return expr(c->node, ctx);
+      }
+      case NodeType::kIdentifier:  // a function called without arguments
+        if (pure_call(static_cast<const detail::IdentifierNode*>(n))) return Keys{};
+        return std::nullopt;
+      case NodeType::kPipe: {
+        const auto* p = static_cast<const detail::PipeNode*>(n);
+        if (!p->decl.empty()) return std::nullopt;
+        return pipe(p, ctx);
+      }
+      case NodeType::kCommand: {
+        const auto& args = static_cast<const detail::CommandNode*>(n)->args;
+        if (args.empty()) return std::nullopt;
+        const Node* first = args[0];
+        if (first->type == NodeType::kIdentifier) {
+          std::size_t from = 1;
+          Keys keys;
+          std::optional<std::uint32_t> key;
+          if (ctx.dot == Dot::kRoot) key = keyed_read(args);
+          if (key) {
+            keys.push_back(*key);
+            from = 3;
+          } else if (!pure_call(static_cast<const detail::IdentifierNode*>(first))) {
+            return std::nullopt;
+          }
+          Cls c = keys;
+          for (std::size_t i = from; i < args.size() && c; ++i)
+            c = join(std::move(c), expr(args[i], ctx));
+          return c;
+        }
+        if (args.size() != 1) return std::nullopt;  // a method call, or an error
+        return expr(first, ctx);
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // A pipeline's commands (its declarations are the caller's).
+  Cls pipe(const detail::PipeNode* p, const Ctx& ctx) {
+    if (p == nullptr || p->cmds.empty() || p->is_assign) return std::nullopt;
+    Cls c = Keys{};
+    for (const Node* cmd : p->cmds) {
+      c = join(std::move(c), expr(cmd, ctx));
+      if (!c) break;
+    }
+    return c;
+  }
+
+  // Whether walking `n` in `ctx` prints the same text, takes the same steps and returns the
+  // same flow in every execution whose maps lack the returned keys. Declarations of actions
+  // enter the scope.
+  Cls stmt(const Node* n, const Ctx& ctx) {
+    switch (n->type) {
+      case NodeType::kText:
+      case NodeType::kComment:
+        return Keys{};
+      case NodeType::kBreak:
+      case NodeType::kContinue:
+        if (ctx.loop_body) return Keys{};
+        return std::nullopt;
+      case NodeType::kList:
+        return list(static_cast<const detail::ListNode*>(n), ctx);
+      case NodeType::kAction: {
+        const detail::PipeNode* p = static_cast<const detail::ActionNode*>(n)->pipe;
+        Cls c = pipe(p, ctx);
+        declare(p, c);
+        return c;
+      }
+      case NodeType::kIf:
+      case NodeType::kWith:
+      case NodeType::kRange: {
+        const auto* b = static_cast<const detail::BranchNode*>(n);
+        std::size_t mark = scope_.size();
+        Cls c = pipe(b->pipe, ctx);
+        declare(b->pipe, c);
+        Ctx body = ctx;
+        if (n->type != NodeType::kIf) {
+          body.dot = c ? Dot::kConst : Dot::kOther;
+          body.dot_keys = c ? *c : Keys{};
+        }
+        if (n->type == NodeType::kRange) body.loop_body = true;
+        std::size_t after_pipe = scope_.size();
+        Cls r = join(c, list(b->list, body));
+        scope_.resize(after_pipe);
+        if (b->else_list != nullptr) {
+          Ctx other = ctx;
+          // A break in a range's else ends that range; a continue, the enclosing one's pass.
+          if (n->type == NodeType::kRange) other.loop_body = false;
+          r = join(std::move(r), list(b->else_list, other));
+        }
+        scope_.resize(mark);
+        return r;
+      }
+      case NodeType::kTemplate: {
+        const auto* t = static_cast<const detail::TemplateNode*>(n);
+        // Only `{{template "name" .}}` with dot the root: the callee then runs on the root.
+        const detail::PipeNode* p = t->pipe;
+        if (ctx.dot != Dot::kRoot || p == nullptr || !p->decl.empty() || p->cmds.size() != 1 ||
+            p->cmds[0]->args.size() != 1 || p->cmds[0]->args[0]->type != NodeType::kDot)
+          return std::nullopt;
+        return tree(t->name);
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // The list's nodes in order; records the runs of a list in which dot is the root.
+  Cls list(const detail::ListNode* l, const Ctx& ctx) {
+    if (l == nullptr) return Keys{};
+    std::size_t mark = scope_.size();
+    const std::vector<Node*>& nodes = l->nodes;
+    Cls all = Keys{};
+    std::size_t start = 0;  // of the run being built
+    Keys run_keys;
+    bool run_worth = false;
+    auto close_run = [&](std::size_t end) {
+      if (ctx.dot == Dot::kRoot && run_worth && end > start) {
+        const Node* first = nodes[start];
+        slots_.run_end[first->id] = static_cast<std::uint32_t>(end);
+        run_key_ids_.emplace_back(first->id, run_keys);
+        ++slots_.runs;
+      }
+      run_keys.clear();
+      run_worth = false;
+    };
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const Node* n = nodes[i];
+      Cls c = stmt(n, ctx);
+      // A declaration of constant variables may be in a run (replayed with their values).
+      bool declares_other = false;
+      if (n->type == NodeType::kAction)
+        for (const detail::VariableNode* v : static_cast<const detail::ActionNode*>(n)->pipe->decl)
+          declares_other = declares_other || lookup(v->var_id)->value != Dot::kConst;
+      bool flow = n->type == NodeType::kBreak || n->type == NodeType::kContinue;
+      if (c && !declares_other && !flow) {
+        merge(run_keys, *c);
+        if (n->type != NodeType::kText && n->type != NodeType::kComment) run_worth = true;
+      } else {
+        close_run(i);
+        start = i + 1;
+      }
+      all = join(std::move(all), c);
+    }
+    close_run(nodes.size());
+    scope_.resize(mark);
+    return all;
+  }
+
+  // A named tree run with dot the root (a fresh scope: `$` is the root).
+  Cls tree(const std::string& name) {
+    auto it = set_->trees.find(name);
+    if (it == set_->trees.end()) return std::nullopt;  // an error at run time
+    auto [known, inserted] = trees_.try_emplace(name, std::nullopt);
+    if (!inserted) return known->second;  // classified, or being classified (recursion)
+    std::vector<Binding> saved = std::move(scope_);
+    scope_.clear();
+    scope_.push_back({0, Dot::kRoot, {}});
+    Cls c = list(it->second, Ctx{});
+    scope_ = std::move(saved);
+    trees_[name] = c;
+    return c;
+  }
+
+ public:
+  // The keys of each run, by the id of its first node (filled by find_runs).
+  std::vector<std::pair<std::uint32_t, Keys>> run_key_ids_;
+
+ private:
+  const detail::TemplateSet* set_ = nullptr;
+  std::vector<int> unstable_;  // sorted var ids
+  std::vector<Binding> scope_;
+  std::map<std::string, Cls, std::less<>> trees_;
+
   const std::vector<std::string>& fields_;
   std::vector<std::string_view> pure_;
   const std::vector<KeyedRead>& keyed_;
+  const std::vector<ExpectedValue>& expected_;
   MemoSlots& slots_;
   std::vector<std::uint8_t> done_;
   std::vector<std::vector<std::uint32_t>> keys_;  // by Node::id
@@ -239,7 +555,8 @@ void mark_reachable(const Node* n, std::vector<bool>& seen) {
 
 ConstantMemo::ConstantMemo(const Template& t, const std::vector<std::string>& constant_fields,
                            const std::vector<std::string_view>& pure_functions,
-                           const std::vector<KeyedRead>& keyed_reads)
+                           const std::vector<KeyedRead>& keyed_reads,
+                           const std::vector<ExpectedValue>& expected_values)
     : slots_(std::make_unique<MemoSlots>()) {
   const detail::TemplateSet& set = *t.set_;
   slots_->set = t.set_;
@@ -247,14 +564,20 @@ ConstantMemo::ConstantMemo(const Template& t, const std::vector<std::string>& co
   slots_->code.assign(n, MemoSlots::kNo);
   slots_->key_range.assign(n, {0, 0});
   slots_->values = std::make_unique<std::atomic<const MemoSlots::Known*>[]>(n);
-  for (std::size_t i = 0; i < n; ++i)
+  slots_->texts = std::make_unique<std::atomic<const MemoSlots::KnownText*>[]>(n);
+  for (std::size_t i = 0; i < n; ++i) {
     slots_->values[i].store(nullptr, std::memory_order_relaxed);
+    slots_->texts[i].store(nullptr, std::memory_order_relaxed);
+  }
+  slots_->run_end.assign(n, 0);
   if (may_mutate(set)) return;
   slots_->enabled = true;
-  Classifier c(set, constant_fields, pure_functions, keyed_reads, *slots_);
+  Classifier c(set, constant_fields, pure_functions, keyed_reads, expected_values, *slots_);
   std::vector<bool> reachable(n, false);
   for (const auto& [name, root] : set.trees)
     mark_reachable(root, reachable);
+  // The keys of each kIfAbsent node and run, by node id: a bit set each once all are known.
+  std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> keyed;
   for (const auto& node : set.arena) {
     if (!reachable[node->id]) continue;
     MemoSlots::Code code = c.classify(node.get());
@@ -266,13 +589,32 @@ ConstantMemo::ConstantMemo(const Template& t, const std::vector<std::string>& co
       slots_->code[node->id] = code;
       ++slots_->constants;
       if (code == MemoSlots::kIfAbsent) {
-        const std::vector<std::uint32_t>& keys = c.keys(node.get());
-        assert(!keys.empty());
-        slots_->key_range[node->id] = {static_cast<std::uint32_t>(slots_->key_ids.size()),
-                                       static_cast<std::uint32_t>(keys.size())};
-        slots_->key_ids.insert(slots_->key_ids.end(), keys.begin(), keys.end());
+        assert(!c.keys(node.get()).empty());
+        keyed.emplace_back(node->id, c.keys(node.get()));
       }
     }
+  }
+  c.find_runs(set);
+  keyed.insert(keyed.end(), c.run_key_ids_.begin(), c.run_key_ids_.end());
+  slots_->key_words = static_cast<std::uint32_t>((slots_->keys.size() + 63) / 64);
+  slots_->map_keys.resize(slots_->maps.size());
+  for (std::uint32_t id = 0; id < slots_->keys.size(); ++id) {
+    const MemoSlots::Key& k = slots_->keys[id];
+    if (k.equals)
+      slots_->value_keys.push_back(id);
+    else
+      slots_->map_keys[k.map].emplace_back(k.key, id);
+  }
+  for (auto& keys : slots_->map_keys)
+    std::sort(keys.begin(), keys.end());
+  for (const auto& [id, keys] : keyed) {
+    if (keys.empty()) continue;
+    slots_->key_range[id] = {static_cast<std::uint32_t>(slots_->key_bits.size()),
+                             static_cast<std::uint32_t>(keys.size())};
+    slots_->key_bits.resize(slots_->key_bits.size() + slots_->key_words, 0);
+    std::uint64_t* bits = slots_->key_bits.data() + slots_->key_range[id].first;
+    for (std::uint32_t k : keys)
+      bits[k / 64] |= std::uint64_t{1} << (k % 64);
   }
 }
 
@@ -284,6 +626,17 @@ bool ConstantMemo::enabled() const {
 
 std::size_t ConstantMemo::constant_expressions() const {
   return slots_->constants;
+}
+
+std::size_t ConstantMemo::constant_runs() const {
+  return slots_->runs;
+}
+
+std::size_t ConstantMemo::filled_runs() const {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < slots_->code.size(); ++i)
+    if (slots_->texts[i].load(std::memory_order_acquire) != nullptr) ++n;
+  return n;
 }
 
 std::size_t ConstantMemo::filled() const {

@@ -42,6 +42,27 @@
 // scalar, for those executions, and evaluated as without the memo in the others. Each
 // execution looks a key up at most once.
 //
+// Expected values (optional): a field chain of the root data and a scalar it has in most
+// executions (the pod's proxy UID: 1337 unless its namespace says otherwise). An expression
+// reading it is constant, like one of a keyed read, in the executions in which the chain has
+// exactly that value (same kind); it is evaluated as without the memo in the others.
+//
+// Output runs: beyond values, the memo remembers text. In a list walked with dot the root
+// (the template's body, the bodies of its `if`s, a `{{template "x" .}}` callee), a run is a
+// stretch of consecutive nodes (texts, actions, if/with/range, template calls) whose every
+// expression is constant in the sense above, where the constants also include: dot inside a
+// `with` or `range` over a constant pipeline, and variables declared by a constant pipeline
+// and never assigned. Such a run prints the same text, declares the same variables, walks
+// the same number of steps and nests as deep in every execution (whose maps lack the keys of
+// its keyed reads and whose expected values hold): the first execution walks it and
+// remembers that; the others append the text and push the variables in one step and count
+// its steps (a run that declares a list or map is walked every time). They walk it instead
+// when the remembered walk would cross a limit of ExecOptions (steps, output bytes) or the
+// nesting and template depth limits from where they are, so limit errors are those of a walk;
+// the time limit is checked when the counted steps cross a multiple of 16, as a walk does.
+// (The stack-use safety net of sanitizer builds is not replayed: a remembered run uses less
+// stack than its walk.) A run is never used by a TemplateGroup execution.
+//
 // Thread safety: executions may share one memo from any number of threads; a slot is filled
 // at most once (the first writer wins; a racing one computed the same value).
 #pragma once
@@ -66,11 +87,18 @@ struct KeyedRead {
   std::vector<std::string> map;       // the map it reads, e.g. {"ObjectMeta", "Annotations"}
 };
 
+// See "Expected values" above.
+struct ExpectedValue {
+  std::vector<std::string> field;  // e.g. {"ProxyUID"}
+  Value value;                     // a string, bool or integer
+};
+
 class ConstantMemo {
  public:
   ConstantMemo(const Template& t, const std::vector<std::string>& constant_fields,
                const std::vector<std::string_view>& pure_functions,
-               const std::vector<KeyedRead>& keyed_reads = {});
+               const std::vector<KeyedRead>& keyed_reads = {},
+               const std::vector<ExpectedValue>& expected_values = {});
   ~ConstantMemo();
   ConstantMemo(const ConstantMemo&) = delete;
   ConstantMemo& operator=(const ConstantMemo&) = delete;
@@ -81,6 +109,9 @@ class ConstantMemo {
   std::size_t constant_expressions() const;
   // Number of slots filled so far.
   std::size_t filled() const;
+  // Number of output runs found, and of those remembered so far.
+  std::size_t constant_runs() const;
+  std::size_t filled_runs() const;
 
   const detail::MemoSlots& slots() const { return *slots_; }
 

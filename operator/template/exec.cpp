@@ -73,6 +73,7 @@ class State {
       else
         memo_ = nullptr;
       root_kind_ = data.kind();
+      runs_ = memo_ != nullptr && index_ == nullptr && memo_->runs > 0;
     }
     vars_.reserve(32);
     vars_.push_back(Var{0, data});
@@ -114,27 +115,73 @@ class State {
     return code;
   }
 
-  // Whether this execution's maps lack every key of the kIfAbsent node `n` (each key and
-  // each map looked up once per execution).
+  // Whether this execution's maps lack every key of the kIfAbsent node (or run) `n` (and its
+  // expected values hold). Every key is looked up once, at the first call, into a bit set of
+  // the keys present: the entries of each map (a pod has few) are looked up among the memo's
+  // keys of that map.
   bool keys_absent(const Node* n) {
-    if (key_state_.empty()) {
-      key_state_.assign(memo_->keys.size(), kUnknownKey);
-      maps_.resize(memo_->maps.size());
-    }
-    for (std::uint32_t id : memo_->keys_of(n)) {
-      std::int8_t& state = key_state_[id];
-      if (state == kUnknownKey) {
-        const MemoSlots::Key& k = memo_->keys[id];
-        state = map_lacks(k.map, k.key) ? kAbsentKey : kPresentKey;
-      }
-      if (state != kAbsentKey) return false;
-    }
+    if (present_.empty()) find_present_keys();
+    std::span<const std::uint64_t> bits = memo_->key_bits_of(n);
+    for (std::size_t w = 0; w < bits.size(); ++w)
+      if ((bits[w] & present_[w]) != 0) return false;
     return true;
   }
 
-  // Whether map `i` of the memo (a field chain from the root data) is a map, possibly nil,
-  // without `key`; false when the chain does not lead to one.
-  bool map_lacks(std::uint32_t i, std::string_view key) {
+  void find_present_keys() {
+    present_.assign(memo_->key_words, 0);
+    auto set = [this](std::uint32_t id) { present_[id / 64] |= std::uint64_t{1} << (id % 64); };
+    for (std::size_t m = 0; m < memo_->maps.size(); ++m) {
+      const auto& keys = memo_->map_keys[m];
+      if (keys.empty()) continue;
+      auto look_up = [&](std::string_view entry) {
+        auto it = std::lower_bound(keys.begin(), keys.end(), entry,
+                                   [](const auto& k, std::string_view e) { return k.first < e; });
+        if (it != keys.end() && it->first == entry) set(it->second);
+      };
+      const Value& v = map_value(m);
+      if (v.kind() == Kind::kStringMap) {
+        if (v.as_string_map() != nullptr)
+          for (const auto& [k, _] : v.as_string_map()->entries())
+            look_up(k);
+      } else if (v.kind() == Kind::kMap) {
+        if (v.as_map() != nullptr)
+          for (const auto& [k, _] : v.as_map()->entries())
+            look_up(k);
+      } else {
+        for (const auto& [_, id] : keys)  // not a map: no key is known absent
+          set(id);
+      }
+    }
+    for (std::uint32_t id : memo_->value_keys) {
+      const MemoSlots::Key& k = memo_->keys[id];
+      if (!same_scalar(map_value(k.map), *k.equals)) set(id);
+    }
+  }
+
+  static bool same_scalar(const Value& a, const Value& b) {
+    if (a.kind() != b.kind() || a.boxed() != b.boxed()) return false;
+    switch (a.kind()) {
+      case Kind::kString:
+        return a.as_string() == b.as_string();
+      case Kind::kBool:
+        return a.as_bool() == b.as_bool();
+      case Kind::kInt:
+      case Kind::kInt32:
+      case Kind::kInt64:
+        return a.as_int() == b.as_int();
+      case Kind::kUint:
+      case Kind::kUint8:
+      case Kind::kUint32:
+      case Kind::kUint64:
+        return a.as_uint() == b.as_uint();
+      default:
+        return false;
+    }
+  }
+
+  // The value of field chain `i` of the memo (from the root data) in this execution.
+  const Value& map_value(std::size_t i) {
+    if (maps_.empty()) maps_.resize(memo_->maps.size());
     std::optional<Value>& m = maps_[i];
     if (!m) {
       Value v = *root_value_;
@@ -151,14 +198,7 @@ class State {
       }
       m = std::move(v);
     }
-    switch (m->kind()) {
-      case Kind::kStringMap:
-        return m->as_string_map() == nullptr || m->as_string_map()->find(key) == nullptr;
-      case Kind::kMap:
-        return m->as_map() == nullptr || m->as_map()->find(key) == nullptr;
-      default:
-        return false;
-    }
+    return *m;
   }
 
   // --- variables -----------------------------------------------------------------
@@ -188,8 +228,8 @@ class State {
   }
 
   // --- walking -------------------------------------------------------------------
+  // After ++steps_ (counted in every execution: the output runs of the memo remember them).
   void check_limits() {
-    ++steps_;
     if (options_.max_steps != 0 && steps_ > options_.max_steps)
       errorf("execution exceeded the limit of " + std::to_string(options_.max_steps) + " steps");
     if (options_.max_output_bytes != 0 && out_.size() - out_start_ > options_.max_output_bytes)
@@ -207,6 +247,7 @@ class State {
     explicit Nest(State& s) : s_(s) {
       if (++s_.nesting_ > kMaxExecNesting || s_.stack_.exceeded())
         s_.errorf("exceeded maximum nesting depth (" + std::to_string(kMaxExecNesting) + ")");
+      s_.nest_high_ = std::max(s_.nest_high_, s_.nesting_);
     }
     ~Nest() { --s_.nesting_; }
     Nest(const Nest&) = delete;
@@ -216,6 +257,7 @@ class State {
 
   Flow walk(const Value& dot, const Node* node) {
     at(node);
+    ++steps_;
     if (bounded_) check_limits();
     switch (node->type) {
       case NodeType::kAction: {
@@ -234,6 +276,7 @@ class State {
       case NodeType::kWith:
         return walk_if_or_with(node->type, dot, static_cast<const BranchNode*>(node));
       case NodeType::kList:
+        if (runs_ && is_root(dot)) return walk_runs(dot, static_cast<const ListNode*>(node)->nodes);
         for (const Node* n : static_cast<const ListNode*>(node)->nodes) {
           Flow f = walk(dot, n);
           if (f != Flow::kNormal) return f;
@@ -252,6 +295,99 @@ class State {
     }
   }
 
+  // --- output runs of the memo ------------------------------------------------------
+  bool is_root(const Value& dot) const {
+    if (dot.kind() != root_kind_) return false;
+    const void* p = root_kind_ == Kind::kObject ? static_cast<const void*>(dot.as_object())
+                                                : static_cast<const void*>(dot.as_map());
+    return p == root_;
+  }
+
+  // A list with dot the root: its runs are appended when remembered, else walked and
+  // remembered (their keys absent).
+  Flow walk_runs(const Value& dot, const std::vector<Node*>& nodes) {
+    for (std::size_t i = 0; i < nodes.size();) {
+      const Node* n = nodes[i];
+      if (std::uint32_t end = memo_->run_end[n->id];
+          end != 0 && (!memo_->has_keys(n) || keys_absent(n))) {
+        if (const MemoSlots::KnownText* known = memo_->text(n)) {
+          if (replay(n, *known)) {
+            i = end;
+            continue;
+          }
+        } else {
+          Flow f = record_run(dot, nodes, i, end);
+          if (f != Flow::kNormal) return f;
+          i = end;
+          continue;
+        }
+      }
+      Flow f = walk(dot, n);
+      if (f != Flow::kNormal) return f;
+      ++i;
+    }
+    return Flow::kNormal;
+  }
+
+  Flow record_run(const Value& dot, const std::vector<Node*>& nodes, std::size_t from,
+                  std::size_t end) {
+    std::size_t out_from = out_.size();
+    std::size_t vars_from = vars_.size();
+    std::uint64_t steps_from = steps_;
+    int saved_nest = std::exchange(nest_high_, nesting_);
+    int saved_depth = std::exchange(depth_high_, depth_);
+    for (std::size_t i = from; i < end; ++i) {
+      // A run ends with the flow it started with (ConstantMemo puts no break/continue in one).
+      Flow f = walk(dot, nodes[i]);
+      if (f != Flow::kNormal) return f;
+    }
+    MemoSlots::KnownText known{out_.substr(out_from),
+                               steps_ - steps_from,
+                               nest_high_ - nesting_,
+                               depth_high_ - depth_,
+                               node_,
+                               {},
+                               false};
+    // What the run's top-level actions declared (nested scopes have been popped).
+    for (std::size_t i = vars_from; i < vars_.size(); ++i) {
+      known.vars.emplace_back(vars_[i].id, vars_[i].value);
+      if (!MemoSlots::is_scalar(vars_[i].value)) known.walk_only = true;
+    }
+    if (known.walk_only) {
+      known.text.clear();
+      known.vars.clear();
+    }
+    memo_->put_text(nodes[from], std::move(known));
+    nest_high_ = std::max(saved_nest, nest_high_);
+    depth_high_ = std::max(saved_depth, depth_high_);
+    return Flow::kNormal;
+  }
+
+  // Appends a remembered run; false (nothing done) when its walk would cross a limit here.
+  bool replay(const Node* first, const MemoSlots::KnownText& k) {
+    if (k.walk_only) return false;
+    if (options_.max_steps != 0 && steps_ + k.steps > options_.max_steps) return false;
+    if (options_.max_output_bytes != 0 &&
+        out_.size() - out_start_ + k.text.size() > options_.max_output_bytes)
+      return false;
+    if (nesting_ + k.nesting > kMaxExecNesting || depth_ + k.depth > kMaxExecDepth) return false;
+    std::uint64_t steps_from = steps_;
+    steps_ += k.steps;
+    if (deadline_ && (steps_from >> 4) != (steps_ >> 4) &&
+        std::chrono::steady_clock::now() > *deadline_) {
+      at(first);
+      errorf("execution exceeded the time limit of " +
+             std::to_string(options_.max_duration.count()) + "ms");
+    }
+    out_ += k.text;
+    for (const auto& [id, value] : k.vars)
+      push(id, value);
+    node_ = k.at;
+    nest_high_ = std::max(nest_high_, nesting_ + k.nesting);
+    depth_high_ = std::max(depth_high_, depth_ + k.depth);
+    return true;
+  }
+
   Flow walk_if_or_with(NodeType type, const Value& dot, const BranchNode* b) {
     Nest nest(*this);
     std::size_t m = mark();
@@ -268,6 +404,7 @@ class State {
 
   // Runs one iteration; returns false when the loop must stop (break).
   bool one_iteration(const BranchNode* r, std::size_t m, const Value& index, const Value& elem) {
+    ++steps_;
     if (bounded_) check_limits();
     const PipeNode* p = r->pipe;
     if (!p->decl.empty()) {
@@ -404,6 +541,7 @@ class State {
     base_ = vars_.size();
     push(0, new_dot);
     ++depth_;
+    depth_high_ = std::max(depth_high_, depth_);
     tmpl_name_ = callee_name;
     const TemplateSet* saved_set = set_;
     std::shared_ptr<const void> saved_owner;
@@ -643,7 +781,7 @@ class State {
         if (field) {
           if (o->is_nil()) errorf("nil pointer evaluating " + typ() + "." + name);
           if (has_args) errorf(name + " has arguments but cannot be invoked as function");
-          return *field;
+          return std::move(*field);
         }
         break;
       }
@@ -823,14 +961,15 @@ class State {
     return true;
   }
 
-  Value validate_type(const Value& value, const ArgType& typ) {
+  // By value: an argument just evaluated moves through without a copy.
+  Value validate_type(Value value, const ArgType& typ) {
     if (value.is_invalid()) {
       if (typ.mode == ArgType::kNone) return Value();
       if (can_be_nil(typ)) return zero_of(typ);
       errorf("invalid value; expected " + arg_type_name(typ));
     }
     if (typ.mode != ArgType::kParam) return value;
-    Value v = value;
+    Value v = std::move(value);
     v.set_boxed(false);
     if (typ.is_any()) return v;
     if (v.is_nil())
@@ -951,6 +1090,9 @@ class State {
   bool bounded_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   int nesting_ = 0;
+  // The deepest nesting_ and depth_ reached (by the run being remembered).
+  int nest_high_ = 0;
+  int depth_high_ = 0;
   StackBudget stack_;
   const Node* node_ = nullptr;
   std::string_view tmpl_name_;
@@ -961,12 +1103,12 @@ class State {
   const VariableNode* steal_ = nullptr;
   // The constant memo (ExecOptions::memo) and the root data it applies to.
   const MemoSlots* memo_ = nullptr;
+  bool runs_ = false;  // the memo's output runs apply (walk_runs)
   const void* root_ = nullptr;
   const Value* root_value_ = nullptr;
   Kind root_kind_ = Kind::kInvalid;
   // The keyed reads' keys and maps of the memo in this execution (keys_absent), by id.
-  static constexpr std::int8_t kUnknownKey = -1, kPresentKey = 0, kAbsentKey = 1;
-  std::vector<std::int8_t> key_state_;
+  boost::container::small_vector<std::uint64_t, 2> present_;  // by key id: present
   std::vector<std::optional<Value>> maps_;
 };
 

@@ -1,5 +1,6 @@
 #include "operator/template/funcs_support.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -185,6 +186,24 @@ std::string_view go_trim_space(std::string_view s) {
 
 std::string_view go_trim(std::string_view s, std::string_view cutset) {
   if (s.empty() || cutset.empty()) return s;
+  // An ASCII cutset (the usual case, e.g. trimAll "-_."), as Go's asciiSet: a byte at or
+  // above 0x80 starts or continues a rune that is not in it.
+  if (std::all_of(cutset.begin(), cutset.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+    std::uint64_t set[2] = {0, 0};
+    for (char c : cutset)
+      set[static_cast<unsigned char>(c) / 64] |= std::uint64_t{1} << (c % 64);
+    auto in = [&set](char c) {
+      auto u = static_cast<unsigned char>(c);
+      return u < 0x80 && (set[u / 64] >> (u % 64) & 1) != 0;
+    };
+    std::size_t b = 0, e = s.size();
+    while (b < e && in(s[b]))
+      ++b;
+    while (e > b && in(s[e - 1]))
+      --e;
+    return s.substr(b, e - b);
+  }
   std::vector<char32_t> cut;
   for (std::size_t i = 0; i < cutset.size();) {
     Rune r = decode_rune(cutset, i);

@@ -71,14 +71,17 @@ struct MemoSlots {
     kAny,      // a field chain of a constant field: any value is remembered
     kScalar,   // another constant expression: remembered when its value is a scalar
     kLiteral,  // a literal: constant, not worth remembering
-    // Constant in the executions whose maps lack every key of keys_of(node) (the keyed reads
+    // Constant in the executions whose maps lack every key of key_bits_of(node) (the keyed reads
     // of ConstantMemo): remembered, when a scalar, for those executions only.
     kIfAbsent,
   };
   // A key that keyed reads look up: maps[map] is the field chain of the map.
+  // Or, with `equals`, the condition "the field chain maps[map] is not that scalar" (an
+  // ExpectedValue; `key` is empty).
   struct Key {
     std::uint32_t map;
     std::string key;
+    std::optional<Value> equals;
   };
   // A remembered value, and the node the executor was at when it finished evaluating it
   // (where a later error without a node of its own is reported, as without the memo).
@@ -86,28 +89,58 @@ struct MemoSlots {
     Value value;
     const Node* at;
   };
+  // The remembered walk of a run (ConstantMemo's "Output runs"): its text, the steps it took,
+  // how much deeper than where it started it nested (if/with/range/template) and called
+  // templates, and the node the executor was at when it finished.
+  // Also the variables the run declares (at its top level), with their values; a run whose
+  // variables are not all scalars is walked every time (`walk_only`), as the memo shares no
+  // list or map across executions.
+  struct KnownText {
+    std::string text;
+    std::uint64_t steps;
+    int nesting;
+    int depth;
+    const Node* at;
+    std::vector<std::pair<int, Value>> vars;
+    bool walk_only = false;
+  };
   std::shared_ptr<const TemplateSet> set;
   std::vector<std::uint8_t> code;  // by Node::id
   std::unique_ptr<std::atomic<const Known*>[]> values;
+  // Runs: by the Node::id of a run's first node, the index in its list one past the run's
+  // last node (0: no run starts there), and once walked, the run's KnownText. The run's keys
+  // (when it reads keyed reads) are key_bits_of(first node).
+  std::vector<std::uint32_t> run_end;
+  std::unique_ptr<std::atomic<const KnownText*>[]> texts;
+  std::size_t runs = 0;
   bool enabled = false;
   std::size_t constants = 0;
   std::vector<std::vector<std::string>> maps;  // field chains from the root data
   std::vector<Key> keys;
-  // The keys of a kIfAbsent node: key_ids[key_range[id].first, +second).
+  // By map: its keys and their ids, sorted; the ids of the keys with `equals`.
+  std::vector<std::vector<std::pair<std::string, std::uint32_t>>> map_keys;
+  std::vector<std::uint32_t> value_keys;
+  // The keys of a kIfAbsent node or of a run's first node, as a bit set over `keys`:
+  // key_bits[key_range[id].first, +key_words), when key_range[id].second (their number) is
+  // not 0.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> key_range;  // by Node::id
-  std::vector<std::uint32_t> key_ids;
+  std::uint32_t key_words = 0;
+  std::vector<std::uint64_t> key_bits;
 
-  std::span<const std::uint32_t> keys_of(const Node* n) const {
+  bool has_keys(const Node* n) const { return key_range[n->id].second != 0; }
+  std::span<const std::uint64_t> key_bits_of(const Node* n) const {
     const auto& [first, count] = key_range[n->id];
-    return {key_ids.data() + first, count};
+    return {key_bits.data() + first, count != 0 ? key_words : 0u};
   }
 
   MemoSlots() = default;
   MemoSlots(const MemoSlots&) = delete;
   MemoSlots& operator=(const MemoSlots&) = delete;
   ~MemoSlots() {
-    for (std::size_t i = 0; i < code.size(); ++i)
+    for (std::size_t i = 0; i < code.size(); ++i) {
       delete values[i].load(std::memory_order_relaxed);
+      delete texts[i].load(std::memory_order_relaxed);
+    }
   }
 
   Code code_of(const Node* n) const { return static_cast<Code>(code[n->id]); }
@@ -118,6 +151,15 @@ struct MemoSlots {
     auto* p = new Known{v, at};
     const Known* expected = nullptr;
     if (!values[n->id].compare_exchange_strong(expected, p, std::memory_order_acq_rel)) delete p;
+  }
+  const KnownText* text(const Node* first) const {
+    return texts[first->id].load(std::memory_order_acquire);
+  }
+  // Remembers the walk of the run starting at `first`: the first writer wins.
+  void put_text(const Node* first, KnownText t) const {
+    auto* p = new KnownText(std::move(t));
+    const KnownText* expected = nullptr;
+    if (!texts[first->id].compare_exchange_strong(expected, p, std::memory_order_acq_rel)) delete p;
   }
   static bool is_scalar(const Value& v) {
     switch (v.kind()) {

@@ -1,6 +1,8 @@
 // libFuzzer target for the template engine: lexer, parser and executor (with the sprig and
 // Istio functions) on arbitrary template text. Whatever the input, parse() and execute()
-// must return a value or an error: no crash, no sanitizer report, no hang.
+// must return a value or an error: no crash, no sanitizer report, no hang. And the constant
+// memo (values, output runs, keyed reads, expected values) must give what an execution
+// without it gives (check_memo).
 //
 // Inputs that are valid Go templates but legitimately unbounded are skipped, because Go
 // would not finish on them either: large integer literals (loop counts, widths, repeat
@@ -9,16 +11,26 @@
 // string each iteration); and the deliberately slow crypto functions (see bounded()). The regex
 // functions are fuzzed too: RE2 is linear in pattern and input, so no regex input is skipped. The
 // engine's own limits (template depth, expression nesting) are exercised, not filtered.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "operator/template/constant_memo.hpp"
 #include "operator/template/funcs_support.hpp"
 #include "operator/template/template.hpp"
 
 namespace {
 
+using meshop::template_engine::ConstantMemo;
+using meshop::template_engine::ExecOptions;
+using meshop::template_engine::Kind;
+using meshop::template_engine::Map;
 using meshop::template_engine::Template;
 using meshop::template_engine::Value;
 
@@ -79,6 +91,67 @@ Value data() {
   })");
 }
 
+// The constant memo (values and output runs) must not change what an execution gives: two
+// "pods" (the members ObjectMeta, Spec, UID) over the same constant members, each executed
+// without the memo and then with it (twice, so that the second reads what the first
+// remembered), with and without step and output limits.
+const std::vector<std::string> kConstant = {"s", "e", "n", "f", "t", "nil", "list", "m", "Values"};
+
+Value pod_root(const Value& constants, std::string_view pod_json, std::int64_t uid) {
+  auto m = std::make_shared<Map>();
+  for (const auto& [k, v] : constants.as_map()->entries())
+    if (std::find(kConstant.begin(), kConstant.end(), k) != kConstant.end()) m->set(k, v);
+  Value pod = *meshop::template_engine::funcs::parse_json_value(pod_json);
+  for (const auto& [k, v] : pod.as_map()->entries())
+    m->set(k, v);
+  m->set("UID", Value::integer(uid, Kind::kInt64));
+  return Value::map(std::move(m));
+}
+
+std::string result(const meshop::template_engine::Result<std::string>& r) {
+  return r.ok() ? "OK " + *r : "ERR " + r.message();
+}
+
+void check_memo(const Template& t, std::size_t seed) {
+  std::vector<meshop::template_engine::KeyedRead> keyed;
+  for (const std::vector<std::string>& map : {std::vector<std::string>{"ObjectMeta", "Annotations"},
+                                              std::vector<std::string>{"ObjectMeta", "Labels"}}) {
+    keyed.push_back({"isset", map, map});
+    keyed.push_back({"index", map, map});
+  }
+  ConstantMemo memo(t, kConstant, meshop::template_engine::default_pure_functions(), keyed,
+                    {{{"UID"}, Value::integer(1337, Kind::kInt64)}});
+  if (!memo.enabled()) return;  // it may mutate the data: the memo is never used
+  Value constants = data();
+  const Value roots[] = {
+      pod_root(constants, R"({"ObjectMeta": {"Annotations": {"x": "1"}, "Labels": {"app": "a"}},
+          "Spec": {"Containers": [{"Name": "app", "Ports": [{"ContainerPort": 80}]}]}})",
+               1337),
+      pod_root(constants, R"({"ObjectMeta": {"Annotations": {"y": "2", "k": "v"}, "Labels": {}},
+          "Spec": {"Containers": []}})",
+               1000)};
+  ExecOptions limited;
+  limited.max_steps = 1 + seed % 97;
+  limited.max_output_bytes = 1 + seed % 89;
+  for (const ExecOptions& base : {ExecOptions{}, limited}) {
+    std::string plain[2];
+    for (int i = 0; i < 2; ++i)
+      plain[i] = result(t.execute(roots[i], base));
+    ExecOptions o = base;
+    o.memo = &memo;
+    for (int round = 0; round < 2; ++round) {
+      for (int i = 0; i < 2; ++i) {
+        std::string got = result(t.execute(roots[i], o));
+        if (got != plain[i]) {
+          std::fprintf(stderr, "memo changed the output of pod %d (round %d):\n%s\nvs\n%s\n", i,
+                       round, got.c_str(), plain[i].c_str());
+          std::abort();
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
@@ -89,5 +162,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   if (!t) return 0;
   auto out = (*t)->execute(data());
   (void)out;
+  check_memo(**t, size);
   return 0;
 }

@@ -38,8 +38,10 @@ struct Memoized {
                                           default_pure_functions(), keyed);
   }
   std::string run(const Value& data, bool with_memo = true) const {
-    ExecOptions o;
-    if (with_memo) o.memo = memo.get();
+    return run_with(data, ExecOptions{}, with_memo);
+  }
+  std::string run_with(const Value& data, ExecOptions o, bool with_memo = true) const {
+    o.memo = with_memo ? memo.get() : nullptr;
     auto out = tmpl->execute(data, o);
     return out.ok() ? "OK " + *out : "ERR " + out.message();
   }
@@ -213,6 +215,203 @@ TEST(ConstantMemo, KeyedReadsOnlyAsDeclared) {
   EXPECT_EQ(m.memo->constant_expressions(), 4u);
   KeyedMemoized keyed(R"({{ index .Ann "a" }})");
   EXPECT_EQ(keyed.memo->constant_expressions(), 1u);
+}
+
+// --- output runs ----------------------------------------------------------------------
+
+// Constant stretches of every kind (texts, actions, if/else, with and range over constants with
+// dot and variables inside, constant variables, a template called with the root, keyed reads)
+// between the pod's parts.
+constexpr std::string_view kRunsTemplate =
+    R"({{ define "part" }}<{{ .Values.s }}{{ if index .Ann "a" }}A{{ end }}>{{ end }})"
+    R"({{ $img := .Values.image }}{{ $pod := .Pod }}head {{ .Pod }} )"
+    R"({{ if .Values.cni.enabled }}cni {{ $img }} {{ with .Values.cni }}{{ .provider }}{{ end }})"
+    R"({{ else }}none{{ end }} )"
+    R"({{ range $i, $v := .Values.list }}{{ $i }}={{ $v }}{{ if eq $v "a" }}{{ continue }}{{ end }})"
+    R"(;{{ else }}empty{{ end }} {{ template "part" . }} {{ $pod }} )"
+    R"({{ if .Values.cni.enabled }}[{{ .Pod }}|{{ upper $img }}]{{ end }})"
+    R"({{ index .Ann "b" | default "nob" }} {{ len .Values.list }} tail)";
+
+TEST(ConstantMemo, OutputRunsGiveTheTextOfAWalk) {
+  KeyedMemoized m(kRunsTemplate);
+  ASSERT_TRUE(m.memo->enabled());
+  EXPECT_GE(m.memo->constant_runs(), 4u);
+  const std::vector<Ann> anns = {
+      ann({}), ann({{"a", "x"}}), std::nullopt, ann({{"b", "y"}}), ann({{"a", "q"}, {"b", "r"}}),
+      ann({})};
+  for (std::size_t i = 0; i < anns.size(); ++i) {
+    auto data = [&] {
+      Value v = keyed_root(values(), anns[i]);
+      v.as_map()->set("Pod", Value::string("pod" + std::to_string(i)));
+      return v;
+    };
+    EXPECT_EQ(m.run(data()), m.run(data(), false)) << i;
+  }
+  EXPECT_GT(m.memo->filled_runs(), 0u);
+}
+
+// Root data with .Pod for KeyedMemoized.
+Value keyed_pod(const Value& values, const Ann& a, std::string_view pod) {
+  Value v = keyed_root(values, a);
+  const_cast<Map*>(v.as_map())->set("Pod", Value::string(std::string(pod)));
+  return v;
+}
+
+TEST(ConstantMemo, RunsAreRememberedOnlyForExecutionsWithoutTheirKeys) {
+  KeyedMemoized m(R"({{ if .Values.cni.enabled }}{{ .Values.s }}{{ index .Ann "a" }}{{ end }})"
+                  R"(|{{ .Pod }})");
+  EXPECT_EQ(m.run(keyed_pod(values(), ann({}), "p1")), "OK str|p1");
+  EXPECT_EQ(m.memo->filled_runs(), 2u);  // the if, and its body (a list of its own)
+  // Breaking the promise shows the remembered text, for executions without "a"...
+  Value other = json_data(R"({"cni": {"enabled": true}, "s": "other"})");
+  EXPECT_EQ(m.run(keyed_pod(other, ann({{"b", "1"}}), "p2")), "OK str|p2");
+  EXPECT_EQ(m.run(keyed_pod(other, ann({{"b", "1"}}), "p2"), false), "OK other|p2");
+  // ...and a walk for those with it (in which the memo's values still answer .Values.s).
+  EXPECT_EQ(m.run(keyed_pod(other, ann({{"a", "x"}}), "p3")), "OK strx|p3");
+}
+
+TEST(ConstantMemo, RunsStopAtWhatThePodChanges) {
+  // A variable assigned after its declaration, one a parenthesised pipeline declares, dot in a
+  // range over the pod's data, and a template called with something else than dot.
+  Memoized m(R"({{ $x := .Values.s }}{{ if true }}{{ $x = .Pod }}{{ end }})"
+             R"({{ if .Values.s }}{{ $x }}{{ end }}|)"
+             R"({{ $y := .Values.s }}{{ if .Values.s }}{{ $z := ($y := .Pod) }}{{ $y }}{{ end }}|)"
+             R"({{ range (list .Pod) }}{{ if $.Values.s }}{{ . }}{{ end }}{{ end }}|)"
+             R"({{ define "d" }}{{ if .Values }}{{ .Values.s }}{{ end }}{{ end }})"
+             R"({{ template "d" . }}{{ template "d" (dict "Values" (dict "s" .Pod)) }})");
+  for (std::string_view pod : {"p1", "p2", "p3"}) {
+    Value data = root(values(), pod);
+    std::string plain = m.run(data, false);
+    EXPECT_EQ(m.run(data), plain) << pod;
+    EXPECT_EQ(plain, "OK " + std::string(pod) + "|" + std::string(pod) + "|" + std::string(pod) +
+                         "|str" + std::string(pod));
+  }
+}
+
+TEST(ConstantMemo, RunsHitTheLimitsOfAWalk) {
+  Memoized m(R"({{ .Pod }}{{ if .Values.s }}{{ range .Values.list }}{{ . }}-{{ . }}{{ end }})"
+             R"({{ .Values.image }}{{ end }}{{ .Pod }}{{ range .Values.list }}x{{ end }})");
+  Value data = root(values(), "pod");
+  ASSERT_EQ(m.run(data), m.run(data, false));  // remembered
+  ASSERT_GT(m.memo->filled_runs(), 0u);
+  for (std::uint64_t steps = 1; steps < 30; ++steps) {
+    ExecOptions o;
+    o.max_steps = steps;
+    EXPECT_EQ(m.run_with(data, o), m.run_with(data, o, false)) << steps;
+  }
+  for (std::size_t bytes = 1; bytes < 30; ++bytes) {
+    ExecOptions o;
+    o.max_output_bytes = bytes;
+    EXPECT_EQ(m.run_with(data, o), m.run_with(data, o, false)) << bytes;
+  }
+}
+
+TEST(ConstantMemo, RunsHitTheNestingLimitOfAWalk) {
+  // "x" nests 5 deep; called at the top it is remembered, then called again from `depth` ifs
+  // down (each if and the call nest one level): past 1000 it fails as a walk does.
+  std::string x = R"({{ define "x" }})";
+  for (int i = 0; i < 5; ++i)
+    x += "{{ if .Values.s }}";
+  x += "{{ .Values.image }}";
+  for (int i = 0; i < 5; ++i)
+    x += "{{ end }}";
+  x += "{{ end }}";
+  for (int depth : {990, 993, 994, 995, 996}) {
+    std::string text = x + R"({{ template "x" . }})";
+    for (int i = 0; i < depth; ++i)
+      text += "{{ if .Pod }}";
+    text += R"({{ template "x" $ }})";
+    for (int i = 0; i < depth; ++i)
+      text += "{{ end }}";
+    Memoized m(text);
+    Value data = root(values(), "pod");
+    std::string plain = m.run(data, false);
+    EXPECT_EQ(plain.substr(0, 3), depth + 6 > 1000 ? "ERR" : "OK ") << depth;
+    EXPECT_EQ(m.run(data), plain) << depth;
+    EXPECT_EQ(m.run(data), plain) << depth;
+    EXPECT_GT(m.memo->filled_runs(), 0u);
+  }
+}
+
+TEST(ConstantMemo, BreakAndContinueOfTheirOwnRangeOnly) {
+  Memoized m(
+      R"({{ range .Values.list }}{{ if eq . "a" }}{{ continue }}{{ end }}{{ . }})"
+      R"({{ if $.Values.s }}{{ break }}{{ end }}{{ end }}|)"
+      R"({{ range (list .Pod "x") }}{{ range $.Values.list }}{{ break }}{{ else }}e{{ end }})"
+      R"({{ . }}{{ if $.Values.s }}{{ continue }}{{ end }}!{{ end }})");
+  for (std::string_view pod : {"p1", "p2"}) {
+    Value data = root(values(), pod);
+    EXPECT_EQ(m.run(data), m.run(data, false)) << pod;
+  }
+  EXPECT_EQ(m.run(root(values(), "p3")), "OK b|p3x");
+}
+
+// Expected values: root data {"Values": values, "UID": uid, "Ann": ...}; the memo may remember
+// what reads .UID for the executions in which it is int64 1337.
+Value uid_root(const Value& values, Value uid, Value ann = Value::typed_nil(Kind::kStringMap)) {
+  auto m = std::make_shared<Map>();
+  m->set("Ann", std::move(ann));
+  m->set("UID", std::move(uid));
+  m->set("Values", values);
+  return Value::map(std::move(m));
+}
+
+struct ExpectedMemoized {
+  std::shared_ptr<const Template> tmpl;
+  std::unique_ptr<ConstantMemo> memo;
+  explicit ExpectedMemoized(std::string_view text) {
+    auto t = Template::parse("t", text);
+    EXPECT_TRUE(t.ok()) << t.message();
+    tmpl = *t;
+    memo = std::make_unique<ConstantMemo>(
+        *tmpl, std::vector<std::string>{"Values"}, default_pure_functions(),
+        std::vector<KeyedRead>{{"index", {"Ann"}, {"Ann"}}},
+        std::vector<ExpectedValue>{{{"UID"}, Value::integer(1337, Kind::kInt64)}});
+  }
+  std::string run(const Value& data, bool with_memo = true) const {
+    ExecOptions o;
+    o.memo = with_memo ? memo.get() : nullptr;
+    auto out = tmpl->execute(data, o);
+    return out.ok() ? "OK " + *out : "ERR " + out.message();
+  }
+};
+
+TEST(ConstantMemo, ExpectedValuesAreRememberedOnlyWhenTheyHoldExactly) {
+  ExpectedMemoized m(R"({{ if .Values.s }}{{ .UID | default 5 }}{{ index .Ann "a" }}{{ end }})"
+                     R"(|{{ .UID }}|{{ printf "%T" .UID }})");
+  const std::vector<Value> uids = {Value::integer(1337, Kind::kInt64),
+                                   Value::integer(1000, Kind::kInt64),
+                                   Value::integer(1337),
+                                   Value::string("1337"),
+                                   Value::integer(0, Kind::kInt64),
+                                   Value()};
+  for (std::size_t i = 0; i < uids.size(); ++i) {
+    Value data = uid_root(values(), uids[i]);
+    EXPECT_EQ(m.run(data), m.run(data, false)) << i;
+  }
+  EXPECT_GT(m.memo->filled_runs(), 0u);
+  // After the text for int64 1337 is remembered, other values (or kinds) are walked.
+  Value other = json_data(R"({"s": "x"})");
+  EXPECT_EQ(m.run(uid_root(other, Value::integer(1337, Kind::kInt64))), "OK 1337|1337|int64");
+  EXPECT_EQ(m.run(uid_root(other, Value::integer(7, Kind::kInt64))), "OK 7|7|int64");
+  EXPECT_EQ(m.run(uid_root(other, Value::integer(1337))), "OK 1337|1337|int");
+  // A keyed read's map that is not a map holds every key: evaluated (an error here, as Go's).
+  Value not_a_map = uid_root(values(), Value::integer(1337, Kind::kInt64), Value::string("m"));
+  EXPECT_EQ(m.run(not_a_map), m.run(not_a_map, false));
+  EXPECT_EQ(m.run(not_a_map).substr(0, 3), "ERR");
+}
+
+TEST(ConstantMemo, RunsDeclareTheirVariablesAgain) {
+  // Constant declarations inside runs: replayed with their values, in their scopes; a list
+  // value is not shared across executions (that run is walked each time).
+  Memoized m(R"({{ $a := .Values.s }}{{ $b := upper .Values.image }}x{{ .Pod }})"
+             R"({{ $a }}{{ $b }}{{ if .Pod }}{{ $a := "inner" }}{{ $a }}{{ end }}{{ $a }}|)"
+             R"({{ $l := list .Values.image }}{{ $m := append $l "x" }}{{ len $m }}{{ len $l }})");
+  for (std::string_view pod : {"p1", "p2", "p3"}) {
+    Value data = root(values(), pod);
+    EXPECT_EQ(m.run(data), m.run(data, false)) << pod;
+  }
+  EXPECT_EQ(m.run(root(values(), "p4")), "OK xp4strPROXYV2innerstr|21");
 }
 
 }  // namespace
