@@ -719,14 +719,6 @@ long long parse_array_index(std::string_view token) {
   return n;
 }
 
-const Value* find_member(const Value& object, std::string_view name) {
-  if (!object.IsObject()) return nullptr;
-  for (const auto& m : object.GetObject()) {
-    if (string_view_of(m.name) == name) return &m.value;
-  }
-  return nullptr;
-}
-
 std::string string_at(const Value& root, std::initializer_list<std::string_view> names) {
   const Value* v = &root;
   for (std::string_view name : names) {
@@ -768,10 +760,6 @@ Value& ensure_object_member(Value& object, std::string_view name, Allocator& all
     v = find_member(object, name);
   }
   return *v;
-}
-
-Value* find_member(Value& object, std::string_view name) {
-  return const_cast<Value*>(find_member(static_cast<const Value&>(object), name));
 }
 
 const Value* find(const Value& root, std::string_view pointer) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -77,9 +78,23 @@ Value* find(Value& root, std::string_view pointer);
 // Parses an RFC 6901 array index token; -1 if the token is not a canonical index.
 long long parse_array_index(std::string_view token);
 
-// Member lookup by name that works with string_view (no temporary Value).
-const Value* find_member(const Value& object, std::string_view name);
-Value* find_member(Value& object, std::string_view name);
+// Member lookup by name that works with string_view (no temporary Value). Inline: the
+// injection path makes a few hundred per review, most of them past names of another length.
+inline const Value* find_member(const Value& object, std::string_view name) {
+  if (!object.IsObject()) return nullptr;
+  const auto size = static_cast<rapidjson::SizeType>(name.size());
+  if (size != name.size()) return nullptr;
+  for (const auto& m : object.GetObject()) {
+    if (m.name.GetStringLength() == size &&
+        (size == 0 || (m.name.GetString()[0] == name[0] &&
+                       std::memcmp(m.name.GetString(), name.data(), size) == 0)))
+      return &m.value;
+  }
+  return nullptr;
+}
+inline Value* find_member(Value& object, std::string_view name) {
+  return const_cast<Value*>(find_member(static_cast<const Value&>(object), name));
+}
 
 // The string at the member path `names` (e.g. {"metadata", "name"}), or "" when a member is
 // missing, a step is not an object, or the last value is not a string.

@@ -333,7 +333,7 @@ InjectResult inject(const Snapshot& snapshot, const PodRequest& request) {
                         " containers and init containers; sidecar injection handles at most " +
                         std::to_string(snapshot.max_pod_containers));
   }
-  std::pair<std::int64_t, std::int64_t> ids{1337, 1337};
+  std::pair<std::int64_t, std::int64_t> ids{kDefaultProxyId, kDefaultProxyId};
   if (snapshot.openshift) {
     ids = openshift_proxy_ids(request.namespace_object);
     reset_openshift_sidecar_user(copy);  // `original` is `copy` on OpenShift
